@@ -1,0 +1,29 @@
+# `make run` serves Gnosem on embedded defaults; `make test` runs the whole suite.
+# Both create .venv and install what is missing first.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+PORT ?= 8000
+export HF_HUB_OFFLINE := 1
+
+.PHONY: run test lint bench
+
+$(INSTALLED): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $(INSTALLED)
+
+run: $(INSTALLED)
+	$(PY) manage.py serve --port $(PORT)
+
+test: $(INSTALLED)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: $(INSTALLED)
+	$(PY) bench/spine.py

@@ -1,0 +1,114 @@
+"""Typed readers for environment variables that fail loudly, naming the variable."""
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+
+def _raw(name: str) -> str | None:
+    """The variable's value, or the contents of the file named by NAME_FILE (for secrets)."""
+    file_name = os.environ.get(f"{name}_FILE")
+    if file_name:
+        try:
+            return Path(file_name).read_text().strip()
+        except OSError as exc:
+            raise ImproperlyConfigured(f"{name}_FILE={file_name!r} cannot be read: {exc}") from exc
+    value = os.environ.get(name)
+    return value if value not in (None, "") else None
+
+
+def env_str(name: str, default: str | None = None) -> str | None:
+    value = _raw(name)
+    return default if value is None else value
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    value = _raw(name)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number.") from None
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name}={number} is below the minimum of {minimum}.")
+    if maximum is not None and number > maximum:
+        raise ImproperlyConfigured(f"{name}={number} is above the maximum of {maximum}.")
+    return number
+
+
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+    value = _raw(name)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a number.") from None
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name}={number} is below the minimum of {minimum}.")
+    return number
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = _raw(name)
+    if value is None:
+        return default
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r} is not a boolean; use one of true/false, 1/0, yes/no, on/off.")
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = _raw(name)
+    if value is None:
+        return default
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_url(name: str, schemes: tuple[str, ...]) -> str | None:
+    """A URL whose scheme is one of `schemes`, or None when unset."""
+    value = _raw(name)
+    if value is None:
+        return None
+    scheme = value.split("://", 1)[0] if "://" in value else ""
+    if scheme not in schemes:
+        allowed = ", ".join(f"{s}://" for s in schemes)
+        raise ImproperlyConfigured(f"{name}={value!r} is not a URL starting with {allowed}.")
+    return value
+
+
+def persistent_secret(name: str, data_dir: Path) -> str:
+    """The secret from the environment, else one generated once and kept in the data folder.
+
+    Keeping it on disk lets the web server, the workers and later runs agree on it without any
+    configuration; production sets the variable (or NAME_FILE) instead.
+    """
+    value = _raw(name)
+    if value is not None:
+        if len(value) < 32:
+            raise ImproperlyConfigured(f"{name} must be at least 32 characters long.")
+        return value
+    import secrets
+    import tempfile
+
+    path = data_dir / "secrets" / name.lower()
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # Write aside, then hard-link into place: creation is atomic and the first process wins.
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as handle:
+            handle.write(secrets.token_urlsafe(48))
+        try:
+            os.link(handle.name, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(handle.name)
+    return path.read_text().strip()

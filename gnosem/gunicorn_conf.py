@@ -1,0 +1,17 @@
+"""gunicorn settings used by `manage.py serve`; production may pass its own `-c`."""
+
+import os
+
+workers = int(os.environ.get("GNOSEM_WEB_WORKERS", "2"))
+threads = int(os.environ.get("GNOSEM_WEB_THREADS", "4"))
+worker_class = "gthread"
+timeout = 60
+accesslog = "-"
+access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
+
+
+def post_worker_init(worker) -> None:
+    """Load the embedding model before the first request, not during it."""
+    from memories.embedding import get_embedder
+
+    get_embedder()

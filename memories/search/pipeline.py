@@ -1,0 +1,58 @@
+"""search_hybrid: the search pipeline of DESIGN.md §5 (vector + BM25, fused with weighted RRF).
+
+Temporal decay, MMR diversity and graph expansion come with later issues and slot in after
+fusion.
+"""
+
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from memories import embedding
+from memories.models import Memory
+from memories.search.fusion import reciprocal_rank_fusion
+from memories.search.signals import keyword_ranking, vector_ranking
+from memories.selectors import MemoryFilters, memories_of
+from memories.validation import clean_query, clean_top_k
+
+logger = logging.getLogger(__name__)
+
+# Each signal contributes this many candidates per requested result.
+CANDIDATES_PER_RESULT = 4
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    memory: Memory
+    score: float
+    signals: dict[str, dict]
+
+
+def search_hybrid(
+    *, owner, query: object, top_k: object = None, filters: MemoryFilters | None = None
+) -> list[SearchHit]:
+    """The owner's memories best matching `query` by meaning and by exact words."""
+    query = clean_query(query)
+    filters = filters or MemoryFilters()
+    top_k = clean_top_k(top_k)
+    candidates = top_k * CANDIDATES_PER_RESULT
+    rankings = {"keyword": keyword_ranking(owner_id=owner.pk, query=query, filters=filters, limit=candidates)}
+    try:
+        embedder = embedding.get_embedder()
+        query_vector = embedder.embed([query])[0]
+    except Exception:
+        # The model failing must not take search down with it: keyword results still answer.
+        logger.exception("query embedding failed; answering from keyword search alone")
+    else:
+        rankings["vector"] = vector_ranking(
+            owner_id=owner.pk, query_vector=query_vector, model=embedder.name, filters=filters, limit=candidates
+        )
+    weights = {"vector": settings.GNOSEM_WEIGHT_VECTOR, "keyword": settings.GNOSEM_WEIGHT_KEYWORD}
+    fused = reciprocal_rank_fusion(rankings, weights, settings.GNOSEM_RRF_K)[:top_k]
+    memories = memories_of(owner).in_bulk([entry.memory_id for entry in fused])
+    return [
+        SearchHit(memory=memories[entry.memory_id], score=entry.score, signals=entry.signals)
+        for entry in fused
+        if entry.memory_id in memories  # deleted between ranking and loading
+    ]

@@ -1,0 +1,109 @@
+"""The retrieval signals, each filtered to the owner (and the request's filters) before ranking.
+
+Every signal returns memory ids best first with its own score; fusion combines them.
+"""
+
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Max
+from pgvector.django import CosineDistance
+
+from memories.models import SEARCH_CONFIG, Chunk
+from memories.selectors import MemoryFilters
+
+# BM25 parameters (Robertson & Zaragoza's usual values).
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+@dataclass(frozen=True)
+class Ranked:
+    memory_id: int
+    score: float
+
+
+def vector_ranking(*, owner_id: int, query_vector, model: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
+    """Cosine similarity of the query to each chunk; a memory scores as its best chunk.
+
+    An exact scan over the owner's chunks (reached through the (owner, model) index): it has
+    recall 1.0, where an HNSW index filtered to one owner returns almost nothing.
+    """
+    rows = (
+        Chunk.objects.filter(owner_id=owner_id, model=model)
+        .filter(filters.as_q(prefix="memory__"))
+        .values("memory_id")
+        .annotate(distance=Max(-CosineDistance("embedding", query_vector)))
+        .order_by("-distance")[:limit]
+    )
+    return [Ranked(row["memory_id"], 1.0 + row["distance"]) for row in rows]
+
+
+def _filters_sql(filters: MemoryFilters) -> tuple[str, dict]:
+    """The filters as SQL on `m` (memories_memory), with named parameters."""
+    clauses, params = [], {}
+    if filters.tags:
+        clauses.append("m.tags @> %(tags)s::varchar[]")
+        params["tags"] = list(filters.tags)
+    if filters.written_by:
+        clauses.append("m.written_by = %(written_by)s")
+        params["written_by"] = filters.written_by
+    if filters.created_after:
+        clauses.append("m.created_at >= %(created_after)s")
+        params["created_after"] = filters.created_after
+    if filters.created_before:
+        clauses.append("m.created_at < %(created_before)s")
+        params["created_before"] = filters.created_before
+    return "".join(f" AND {clause}" for clause in clauses), params
+
+
+_BM25_SQL = f"""
+WITH terms AS (
+    SELECT DISTINCT lexeme FROM unnest(to_tsvector('{SEARCH_CONFIG}'::regconfig, %(query)s))
+),
+corpus AS (
+    SELECT count(*)::float8 AS n, greatest(coalesce(avg(search_length), 1), 1)::float8 AS avgdl
+    FROM memories_memory WHERE owner_id = %(owner)s
+),
+document_frequency AS (
+    SELECT t.lexeme, (
+        SELECT count(*) FROM memories_memory d
+        WHERE d.owner_id = %(owner)s AND d.search_vector @@ quote_literal(t.lexeme)::tsquery
+    )::float8 AS df
+    FROM terms t
+),
+candidates AS (
+    SELECT m.id, m.search_vector, m.search_length FROM memories_memory m
+    WHERE m.owner_id = %(owner)s
+      AND m.search_vector @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
+      {{filters}}
+)
+SELECT c.id, sum(
+    ln(1 + (corpus.n - f.df + 0.5) / (f.df + 0.5))
+    * (w.tf * ({BM25_K1} + 1)) / (w.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.search_length / corpus.avgdl))
+) AS score
+FROM candidates c
+CROSS JOIN LATERAL (
+    SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(c.search_vector) u
+) w
+JOIN document_frequency f ON f.lexeme = w.lexeme
+CROSS JOIN corpus
+GROUP BY c.id
+ORDER BY score DESC, c.id DESC
+LIMIT %(limit)s
+"""
+
+
+def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
+    """BM25 over the owner's memories, computed in PostgreSQL from the full-text index.
+
+    Document frequencies and average length come from the owner's memories only, so one
+    user's vocabulary never shifts another's scores.
+    """
+    filters_sql, filter_params = _filters_sql(filters)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _BM25_SQL.replace("{filters}", filters_sql),
+            {"query": query, "owner": owner_id, "limit": limit, **filter_params},
+        )
+        return [Ranked(memory_id, float(score)) for memory_id, score in cursor.fetchall()]

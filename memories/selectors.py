@@ -1,0 +1,82 @@
+"""Reads of memories, always scoped to one owner."""
+
+import base64
+import binascii
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q, QuerySet
+
+from memories.exceptions import NotFound, ValidationError
+from memories.models import Memory
+
+
+@dataclass(frozen=True)
+class MemoryFilters:
+    """Restrictions applied before any ranking. Tags: a memory must carry all of them."""
+
+    tags: tuple[str, ...] = ()
+    written_by: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+    def as_q(self, prefix: str = "") -> Q:
+        q = Q()
+        if self.tags:
+            q &= Q(**{f"{prefix}tags__contains": list(self.tags)})
+        if self.written_by:
+            q &= Q(**{f"{prefix}written_by": self.written_by})
+        if self.created_after:
+            q &= Q(**{f"{prefix}created_at__gte": self.created_after})
+        if self.created_before:
+            q &= Q(**{f"{prefix}created_at__lt": self.created_before})
+        return q
+
+
+def memories_of(owner) -> QuerySet[Memory]:
+    """The one entry point for memory queries: everything else narrows this."""
+    return Memory.objects.filter(owner=owner)
+
+
+def memory_get(*, owner, public_id: uuid.UUID) -> Memory:
+    """The owner's memory; another owner's id is NotFound, exactly like an unknown one."""
+    try:
+        return memories_of(owner).get(public_id=public_id)
+    except Memory.DoesNotExist:
+        raise NotFound(f"No memory with id {public_id}.") from None
+
+
+@dataclass(frozen=True)
+class MemoryPage:
+    memories: list[Memory]
+    next_cursor: str | None
+
+
+def _encode_cursor(memory: Memory) -> str:
+    raw = json.dumps([memory.created_at.isoformat(), memory.pk]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, int]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        created_at, pk = json.loads(raw)
+        return datetime.fromisoformat(created_at), int(pk)
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError):
+        raise ValidationError(
+            "cursor", "is not a cursor from a previous memory_list call; omit it to start at the newest."
+        ) from None
+
+
+def memory_list(*, owner, filters: MemoryFilters, limit: int, cursor: str | None = None) -> MemoryPage:
+    """The owner's memories, newest first, `limit` at a time."""
+    queryset = memories_of(owner).filter(filters.as_q()).order_by("-created_at", "-id")
+    if cursor:
+        created_at, pk = _decode_cursor(cursor)
+        queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=pk))
+    memories = list(queryset[: limit + 1])
+    has_more = len(memories) > limit
+    memories = memories[:limit]
+    return MemoryPage(memories=memories, next_cursor=_encode_cursor(memories[-1]) if has_more else None)

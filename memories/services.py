@@ -1,0 +1,204 @@
+"""Writes to memories: the one implementation behind MCP, REST, pages, tasks and commands."""
+
+import logging
+import uuid
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memories import embedding
+from memories.chunking import chunk_spans
+from memories.models import COMPRESSION_MIN_CHARS, Chunk, CompressionStatus, IndexingStatus, Memory
+from memories.selectors import memory_get
+from memories.validation import clean_content, clean_tags, clean_written_by
+
+logger = logging.getLogger(__name__)
+
+# A claimed memory is left alone by other workers this long; after it, the worker is presumed dead.
+INDEXING_LEASE = timedelta(minutes=5)
+
+
+def _initial_compression_status(content: str) -> str:
+    # Compression itself arrives with the LLM compression issue; until then long memories say why
+    # they are stored raw.
+    return CompressionStatus.SKIPPED_SHORT if len(content) <= COMPRESSION_MIN_CHARS else CompressionStatus.DISABLED
+
+
+def _enqueue_indexing(memory_ids: list[int]) -> None:
+    from memories.tasks import embed_memories_task
+
+    transaction.on_commit(lambda: embed_memories_task(memory_ids))
+
+
+@transaction.atomic
+def memory_write(
+    *,
+    owner,
+    content: object,
+    tags: object = None,
+    written_by: object = None,
+    created_at: datetime | None = None,
+) -> Memory:
+    """Validate and store a memory; it is embedded in the background once the transaction commits."""
+    content = clean_content(content)
+    now = timezone.now()
+    memory = Memory.objects.create(
+        owner=owner,
+        content=content,
+        tags=clean_tags(tags),
+        written_by=clean_written_by(written_by),
+        created_at=created_at or now,
+        updated_at=now,
+        indexing_queued_at=now,
+        compression_status=_initial_compression_status(content),
+    )
+    _enqueue_indexing([memory.pk])
+    return memory
+
+
+@transaction.atomic
+def memory_update(
+    *, owner, public_id: uuid.UUID, content: object = None, tags: object = None, written_by: object = None
+) -> Memory:
+    """Change a memory's content, tags or client. New content is re-embedded; the old vectors
+    keep serving searches until the new ones are stored."""
+    memory = memory_get(owner=owner, public_id=public_id)
+    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    now = timezone.now()
+    if content is not None:
+        content = clean_content(content)
+        if content != memory.content:
+            memory.content = content
+            memory.content_optimized = None
+            memory.compression_status = _initial_compression_status(content)
+            memory.indexing_status = IndexingStatus.PENDING
+            memory.indexing_error = ""
+            memory.indexing_attempts = 0
+            memory.indexing_queued_at = now
+            _enqueue_indexing([memory.pk])
+    if tags is not None:
+        memory.tags = clean_tags(tags)
+    if written_by is not None:
+        memory.written_by = clean_written_by(written_by)
+    memory.updated_at = now
+    memory.save()
+    memory.refresh_from_db()  # generated columns (token estimates) follow the new content
+    return memory
+
+
+@transaction.atomic
+def memory_delete(*, owner, public_id: uuid.UUID) -> None:
+    memory_get(owner=owner, public_id=public_id).delete()
+
+
+def _claim_for_indexing(first_id: int | None, limit: int) -> list[Memory]:
+    """Claim up to `limit` pending memories (`first_id` first), skipping rows another worker holds.
+
+    A conditional UPDATE, not a lock held while embedding: a worker that dies leaves a lease that
+    simply expires.
+    """
+    sql = """
+        UPDATE memories_memory SET indexing_lease_until = now() + %s
+        WHERE id IN (
+            SELECT id FROM memories_memory
+            WHERE indexing_status = 'pending'
+              AND (indexing_lease_until IS NULL OR indexing_lease_until < now())
+            ORDER BY (id = %s) DESC, indexing_queued_at
+            LIMIT %s
+            FOR UPDATE SKIP LOCKED
+        )
+        RETURNING id
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, [INDEXING_LEASE, first_id or 0, limit])
+        ids = [row[0] for row in cursor.fetchall()]
+    return list(Memory.objects.filter(pk__in=ids).only("id", "owner_id", "content"))
+
+
+def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> int:
+    """Embed the given pending memories, plus other waiting ones up to a batch. Returns how many
+    were indexed. Memories already indexed or held by another worker are skipped."""
+    batch_size = batch_size or settings.GNOSEM_EMBEDDING_BATCH_SIZE
+    claimed = _claim_for_indexing(memory_ids[0] if memory_ids else None, max(batch_size, len(memory_ids)))
+    if not claimed:
+        return 0
+    try:
+        embedder = embedding.get_embedder()
+        spans = {memory.pk: chunk_spans(memory.content) for memory in claimed}
+        texts = [memory.content[s.start : s.end] for memory in claimed for s in spans[memory.pk]]
+        vectors = iter(embedder.embed(texts))
+    except Exception as exc:
+        _record_indexing_failure(claimed, exc)
+        raise
+    indexed = 0
+    for memory in claimed:
+        memory_vectors = [next(vectors) for _ in spans[memory.pk]]
+        indexed += _store_chunks(memory, spans[memory.pk], memory_vectors, embedder)
+    return indexed
+
+
+@transaction.atomic
+def _store_chunks(memory: Memory, spans, vectors, embedder: embedding.Embedder) -> int:
+    """Replace the memory's chunks for this model, unless its content changed meanwhile."""
+    updated = Memory.objects.filter(
+        pk=memory.pk, content=memory.content, indexing_status=IndexingStatus.PENDING
+    ).update(indexing_status=IndexingStatus.INDEXED, indexing_error="", indexing_lease_until=None)
+    if not updated:
+        return 0  # edited or deleted while we embedded: the newer task will index it
+    Chunk.objects.filter(memory_id=memory.pk).delete()
+    Chunk.objects.bulk_create(
+        Chunk(
+            memory_id=memory.pk,
+            owner_id=memory.owner_id,
+            position=position,
+            start=span.start,
+            end=span.end,
+            model=embedder.name,
+            dimension=embedder.dimension,
+            embedding=vector,
+        )
+        for position, (span, vector) in enumerate(zip(spans, vectors, strict=True))
+    )
+    return 1
+
+
+def _record_indexing_failure(memories: list[Memory], exc: Exception) -> None:
+    """Count the attempt and keep the reason; after the last attempt the memory is marked failed
+    (it stays stored and findable by keyword)."""
+    reason = f"{type(exc).__name__}: {exc}"[:1000]
+    logger.exception("embedding failed for %d memories", len(memories))
+    for memory in memories:
+        with transaction.atomic():
+            row = Memory.objects.select_for_update().filter(pk=memory.pk).first()
+            if row is None:
+                continue
+            row.indexing_attempts += 1
+            row.indexing_error = reason
+            row.indexing_lease_until = None
+            if row.indexing_attempts >= settings.GNOSEM_INDEXING_MAX_ATTEMPTS:
+                row.indexing_status = IndexingStatus.FAILED
+            row.save(update_fields=["indexing_attempts", "indexing_error", "indexing_lease_until", "indexing_status"])
+
+
+def memories_requeue_stale() -> list[int]:
+    """Pending memories whose queue entry is older than the re-queue delay (a lost task, a dead
+    worker): mark them queued now and return their ids for the caller to enqueue."""
+    cutoff = timezone.now() - timedelta(seconds=settings.GNOSEM_REQUEUE_AFTER_SECONDS)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE memories_memory SET indexing_queued_at = now()
+            WHERE id IN (
+                SELECT id FROM memories_memory
+                WHERE indexing_status = 'pending' AND indexing_queued_at < %s
+                  AND (indexing_lease_until IS NULL OR indexing_lease_until < now())
+                ORDER BY indexing_queued_at LIMIT 10000
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id
+            """,
+            [cutoff],
+        )
+        return [row[0] for row in cursor.fetchall()]

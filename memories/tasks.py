@@ -1,0 +1,29 @@
+"""Background work: thin huey wrappers around services (tasks take ids, never objects)."""
+
+import logging
+
+from huey import crontab
+from huey.contrib.djhuey import db_periodic_task, db_task
+
+from memories import services
+
+logger = logging.getLogger(__name__)
+
+REQUEUE_BATCH = 64
+
+
+@db_task(retries=2, retry_delay=30)
+def embed_memories_task(memory_ids: list[int]) -> int:
+    """Embed these memories (and other waiting ones, up to a batch)."""
+    return services.memories_index(memory_ids=memory_ids)
+
+
+@db_periodic_task(crontab(minute="*"))
+def requeue_stale_memories_task() -> int:
+    """Nothing is lost when a worker dies or a queue entry vanishes: re-queue what waits too long."""
+    ids = services.memories_requeue_stale()
+    for start in range(0, len(ids), REQUEUE_BATCH):
+        embed_memories_task(ids[start : start + REQUEUE_BATCH])
+    if ids:
+        logger.info("re-queued %d memories pending too long", len(ids))
+    return len(ids)

@@ -1,0 +1,110 @@
+"""Checks and normalisation of user-supplied values, shared by every interface."""
+
+import re
+import uuid
+from datetime import UTC, datetime
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from memories.exceptions import ValidationError
+from memories.models import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, TAG_PATTERN
+
+MAX_QUERY_CHARS = 2_000
+MAX_TOP_K = 50
+_TAG_RE = re.compile(TAG_PATTERN)
+
+
+def clean_content(content: object) -> str:
+    if not isinstance(content, str):
+        raise ValidationError("content", "must be a string.")
+    if not content.strip():
+        raise ValidationError("content", "must not be empty.")
+    if "\x00" in content:
+        raise ValidationError("content", "must not contain NUL characters.")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise ValidationError(
+            "content",
+            f"is {len(content):,} characters; the limit is {MAX_CONTENT_CHARS:,}. Split it into several memories.",
+        )
+    return content
+
+
+def clean_tags(tags: object) -> list[str]:
+    """Lower-cased, de-duplicated tags in their given order."""
+    if tags is None:
+        return []
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        raise ValidationError("tags", 'must be a list of strings, like ["project-x", "decision"].')
+    cleaned = list(dict.fromkeys(tag.strip().lower() for tag in tags))
+    if len(cleaned) > MAX_TAGS:
+        raise ValidationError("tags", f"at most {MAX_TAGS} tags per memory; got {len(cleaned)}.")
+    for tag in cleaned:
+        if not tag or len(tag) > MAX_TAG_CHARS or not _TAG_RE.match(tag):
+            raise ValidationError(
+                "tags",
+                f"{tag!r} is not a valid tag: use 1-{MAX_TAG_CHARS} letters, digits and . _ : / -, "
+                "starting with a letter or digit.",
+            )
+    return cleaned
+
+
+def clean_written_by(written_by: object) -> str:
+    if written_by is None:
+        return ""
+    if not isinstance(written_by, str):
+        raise ValidationError("written_by", "must be a string naming the client.")
+    written_by = written_by.strip()
+    if len(written_by) > MAX_WRITTEN_BY_CHARS:
+        raise ValidationError("written_by", f"at most {MAX_WRITTEN_BY_CHARS} characters.")
+    return written_by
+
+
+def clean_query(query: object) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise ValidationError("query", "must be a non-empty string.")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValidationError("query", f"at most {MAX_QUERY_CHARS:,} characters; shorten the question.")
+    return query.strip()
+
+
+def clean_top_k(top_k: object, default: int = 10) -> int:
+    if top_k is None:
+        return default
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise ValidationError("top_k", f"must be a whole number from 1 to {MAX_TOP_K}.")
+    return top_k
+
+
+def clean_limit(limit: object, default: int = 20, maximum: int = 100) -> int:
+    if limit is None:
+        return default
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise ValidationError("limit", f"must be a whole number from 1 to {maximum}.")
+    return limit
+
+
+def clean_datetime(field: str, value: object) -> datetime | None:
+    """An ISO 8601 date or date-time; a date alone means its midnight UTC."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(
+            field, "must be an ISO 8601 date or date-time string, like 2025-06-01 or 2025-06-01T09:30:00Z."
+        )
+    text = value.strip()
+    parsed = parse_datetime(text if "T" in text or " " in text else f"{text}T00:00:00")
+    if parsed is None:
+        raise ValidationError(field, f"{value!r} is not an ISO 8601 date or date-time, like 2025-06-01T09:30:00Z.")
+    if timezone.is_naive(parsed):
+        parsed = timezone.make_aware(parsed, UTC)
+    return parsed
+
+
+def clean_memory_id(value: object) -> uuid.UUID:
+    if not isinstance(value, str):
+        raise ValidationError("id", "must be a memory id string (a UUID as returned by memory_write).")
+    try:
+        return uuid.UUID(value.strip())
+    except ValueError:
+        raise ValidationError("id", f"{value!r} is not a memory id; ids look like 0b5c1f9e-...-... (a UUID).") from None

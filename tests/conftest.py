@@ -1,0 +1,41 @@
+"""Shared fixtures: an owner and a stranger, each with tokens, and tasks run in-process."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from huey.contrib.djhuey import HUEY
+
+from accounts.tokens import token_create
+
+
+@pytest.fixture(autouse=True, scope="session")
+def tasks_run_immediately():
+    """Queued tasks run in the enqueuing process (on commit), so tests see their effect at once.
+    The test that exercises a real consumer over Redis builds its own queue."""
+    HUEY.immediate = True
+    yield
+    HUEY.immediate = False
+
+
+@pytest.fixture
+def owner(db):
+    return get_user_model().objects.create_user(username="owner", email="owner@example.com")
+
+
+@pytest.fixture
+def stranger(db):
+    return get_user_model().objects.create_user(username="stranger", email="stranger@example.com")
+
+
+@pytest.fixture
+def owner_token(owner) -> str:
+    return token_create(owner=owner, name="owner laptop", scope="write").secret
+
+
+@pytest.fixture
+def owner_read_token(owner) -> str:
+    return token_create(owner=owner, name="owner reader", scope="read").secret
+
+
+@pytest.fixture
+def stranger_token(stranger) -> str:
+    return token_create(owner=stranger, name="stranger laptop", scope="write").secret
