@@ -7,6 +7,7 @@ so a leaked database reveals no usable token.
 
 import hashlib
 import hmac
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -21,6 +22,8 @@ from memories.exceptions import NotFound, ValidationError
 
 TOKEN_PREFIX = "gno_"
 LOOKUP_PREFIX_CHARS = 16
+# What any token we issued looks like; anything else (NUL bytes, non-ASCII) never reaches the database.
+TOKEN_SHAPE = re.compile(r"gno_[A-Za-z0-9_-]+")
 # last_used_at is refreshed at most this often, so authentication does not write on every call.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -64,7 +67,7 @@ def token_revoke(*, owner, token_id: int) -> ApiToken:
 
 def token_authenticate(secret: str | None) -> ApiToken | None:
     """The active token matching `secret` (with its owner loaded), or None."""
-    if not secret or not secret.startswith(TOKEN_PREFIX) or len(secret) < LOOKUP_PREFIX_CHARS + 8:
+    if not secret or not TOKEN_SHAPE.fullmatch(secret) or len(secret) < LOOKUP_PREFIX_CHARS + 8:
         return None
     token = (
         ApiToken.objects.select_related("owner")

@@ -105,7 +105,8 @@ class Memory(models.Model):
         indexes = [
             models.Index(fields=["owner", "-created_at", "-id"], name="memory_owner_newest"),
             models.Index(fields=["indexing_status", "indexing_queued_at"], name="memory_indexing_queue"),
-            GinIndex(fields=["search_vector"], name="memory_search_vector"),
+            # btree_gin: the owner and the words in one index, so keyword search reads only the owner's rows.
+            GinIndex(fields=["owner", "search_vector"], name="memory_owner_search_vector"),
             GinIndex(fields=["tags"], name="memory_tags"),
         ]
         constraints = [
@@ -153,3 +154,36 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"chunk {self.position} of memory {self.memory_id} ({self.model})"
+
+
+class OwnerTermStatistic(models.Model):
+    """How many of an owner's memories contain a lexeme: BM25's document frequency.
+
+    Written only by the database: statement-level triggers on memories_memory (migration 0002)
+    update it in the same transaction as every insert, delete or content change.
+    """
+
+    pk = models.CompositePrimaryKey("owner_id", "lexeme")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    lexeme = models.TextField()
+    df = models.IntegerField()
+
+    class Meta:
+        db_table = "memories_owner_terms"
+
+    def __str__(self) -> str:
+        return f"{self.lexeme}: {self.df} (owner {self.owner_id})"
+
+
+class OwnerCorpusStatistic(models.Model):
+    """An owner's memory count and total BM25 length (for the average), kept by the same triggers."""
+
+    owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    documents = models.IntegerField()
+    total_length = models.BigIntegerField()
+
+    class Meta:
+        db_table = "memories_owner_corpus"
+
+    def __str__(self) -> str:
+        return f"owner {self.owner_id}: {self.documents} memories"

@@ -64,7 +64,7 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         created_at, pk = json.loads(raw)
         return datetime.fromisoformat(created_at), int(pk)
-    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError):
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, OverflowError):
         raise ValidationError(
             "cursor", "is not a cursor from a previous memory_list call; omit it to start at the newest."
         ) from None

@@ -77,6 +77,9 @@ def memory_update(
             memory.indexing_error = ""
             memory.indexing_attempts = 0
             memory.indexing_queued_at = now
+            # A worker still embedding the old text will find it changed and store nothing; its
+            # lease must not keep the task queued below from embedding the new text now.
+            memory.indexing_lease_until = None
             _enqueue_indexing([memory.pk])
     if tags is not None:
         memory.tags = clean_tags(tags)
@@ -99,9 +102,10 @@ def _claim_for_indexing(first_id: int | None, limit: int) -> list[Memory]:
     A conditional UPDATE, not a lock held while embedding: a worker that dies leaves a lease that
     simply expires.
     """
+    # The locking SELECT sits in a MATERIALIZED CTE: as an `IN (subquery)` the planner may rescan
+    # it, and with SKIP LOCKED each rescan can pick other rows, claiming more than `limit`.
     sql = """
-        UPDATE memories_memory SET indexing_lease_until = now() + %s
-        WHERE id IN (
+        WITH claimable AS MATERIALIZED (
             SELECT id FROM memories_memory
             WHERE indexing_status = 'pending'
               AND (indexing_lease_until IS NULL OR indexing_lease_until < now())
@@ -109,10 +113,12 @@ def _claim_for_indexing(first_id: int | None, limit: int) -> list[Memory]:
             LIMIT %s
             FOR UPDATE SKIP LOCKED
         )
-        RETURNING id
+        UPDATE memories_memory AS m SET indexing_lease_until = now() + %s
+        FROM claimable WHERE m.id = claimable.id
+        RETURNING m.id
     """
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql, [INDEXING_LEASE, first_id or 0, limit])
+        cursor.execute(sql, [first_id or 0, limit, INDEXING_LEASE])
         ids = [row[0] for row in cursor.fetchall()]
     return list(Memory.objects.filter(pk__in=ids).only("id", "owner_id", "content"))
 
@@ -189,15 +195,16 @@ def memories_requeue_stale() -> list[int]:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """
-            UPDATE memories_memory SET indexing_queued_at = now()
-            WHERE id IN (
+            WITH stale AS MATERIALIZED (
                 SELECT id FROM memories_memory
                 WHERE indexing_status = 'pending' AND indexing_queued_at < %s
                   AND (indexing_lease_until IS NULL OR indexing_lease_until < now())
                 ORDER BY indexing_queued_at LIMIT 10000
                 FOR UPDATE SKIP LOCKED
             )
-            RETURNING id
+            UPDATE memories_memory AS m SET indexing_queued_at = now()
+            FROM stale WHERE m.id = stale.id
+            RETURNING m.id
             """,
             [cutoff],
         )

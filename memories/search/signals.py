@@ -6,10 +6,9 @@ Every signal returns memory ids best first with its own score; fusion combines t
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Max
-from pgvector.django import CosineDistance
+from pgvector import Vector
 
-from memories.models import SEARCH_CONFIG, Chunk
+from memories.models import SEARCH_CONFIG
 from memories.selectors import MemoryFilters
 
 # BM25 parameters (Robertson & Zaragoza's usual values).
@@ -23,20 +22,39 @@ class Ranked:
     score: float
 
 
+_VECTOR_SQL = """
+SELECT memory_id, max(similarity) AS similarity
+FROM (
+    SELECT c.memory_id, 1 - (c.embedding <=> %(vector)s::vector) AS similarity
+    FROM memories_chunk c JOIN memories_memory m ON m.id = c.memory_id
+    WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}
+    OFFSET 0  -- a fence: compute distances in the scan, then group narrow rows (not 1.5 kB vectors)
+) AS scored
+GROUP BY memory_id
+ORDER BY similarity DESC, memory_id DESC
+LIMIT %(limit)s
+"""
+
+
 def vector_ranking(*, owner_id: int, query_vector, model: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
     """Cosine similarity of the query to each chunk; a memory scores as its best chunk.
 
     An exact scan over the owner's chunks (reached through the (owner, model) index): it has
     recall 1.0, where an HNSW index filtered to one owner returns almost nothing.
     """
-    rows = (
-        Chunk.objects.filter(owner_id=owner_id, model=model)
-        .filter(filters.as_q(prefix="memory__"))
-        .values("memory_id")
-        .annotate(distance=Max(-CosineDistance("embedding", query_vector)))
-        .order_by("-distance")[:limit]
-    )
-    return [Ranked(row["memory_id"], 1.0 + row["distance"]) for row in rows]
+    filters_sql, filter_params = _filters_sql(filters)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _VECTOR_SQL.replace("{filters}", filters_sql),
+            {
+                "vector": Vector(query_vector).to_text(),
+                "owner": owner_id,
+                "model": model,
+                "limit": limit,
+                **filter_params,
+            },
+        )
+        return [Ranked(memory_id, float(similarity)) for memory_id, similarity in cursor.fetchall()]
 
 
 def _filters_sql(filters: MemoryFilters) -> tuple[str, dict]:
@@ -58,22 +76,23 @@ def _filters_sql(filters: MemoryFilters) -> tuple[str, dict]:
 
 
 _BM25_SQL = f"""
-WITH terms AS (
-    SELECT DISTINCT lexeme FROM unnest(to_tsvector('{SEARCH_CONFIG}'::regconfig, %(query)s))
+WITH terms AS MATERIALIZED (
+    SELECT DISTINCT lexeme
+    FROM unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}'::regconfig, %(query)s))) AS lexeme
 ),
-corpus AS (
-    SELECT count(*)::float8 AS n, greatest(coalesce(avg(search_length), 1), 1)::float8 AS avgdl
-    FROM memories_memory WHERE owner_id = %(owner)s
+statistics AS MATERIALIZED (
+    SELECT t.lexeme, coalesce(s.df, 0)::float8 AS df
+    FROM terms t LEFT JOIN memories_owner_terms s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
 ),
-document_frequency AS (
-    SELECT t.lexeme, (
-        SELECT count(*) FROM memories_memory d
-        WHERE d.owner_id = %(owner)s AND d.search_vector @@ quote_literal(t.lexeme)::tsquery
-    )::float8 AS df
-    FROM terms t
+corpus AS MATERIALIZED (
+    SELECT documents::float8 AS n, greatest(total_length::float8 / greatest(documents, 1), 1) AS avgdl
+    FROM memories_owner_corpus WHERE owner_id = %(owner)s
 ),
-candidates AS (
-    SELECT m.id, m.search_vector, m.search_length FROM memories_memory m
+candidates AS MATERIALIZED (
+    -- Keep only the query's lexemes of each matching memory: setweight marks them, ts_filter keeps them.
+    SELECT m.id, m.search_length,
+           ts_filter(setweight(m.search_vector, 'A', (SELECT array_agg(lexeme) FROM terms)), '{{a}}') AS matched
+    FROM memories_memory m
     WHERE m.owner_id = %(owner)s
       AND m.search_vector @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
       {{filters}}
@@ -84,9 +103,9 @@ SELECT c.id, sum(
 ) AS score
 FROM candidates c
 CROSS JOIN LATERAL (
-    SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(c.search_vector) u
+    SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(c.matched) u
 ) w
-JOIN document_frequency f ON f.lexeme = w.lexeme
+JOIN statistics f ON f.lexeme = w.lexeme
 CROSS JOIN corpus
 GROUP BY c.id
 ORDER BY score DESC, c.id DESC
@@ -97,8 +116,9 @@ LIMIT %(limit)s
 def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
     """BM25 over the owner's memories, computed in PostgreSQL from the full-text index.
 
-    Document frequencies and average length come from the owner's memories only, so one
-    user's vocabulary never shifts another's scores.
+    Document frequencies and average length come from the owner's memories only (the
+    trigger-maintained memories_owner_terms / memories_owner_corpus tables), so one user's
+    vocabulary never shifts another's scores.
     """
     filters_sql, filter_params = _filters_sql(filters)
     with connection.cursor() as cursor:

@@ -1,0 +1,289 @@
+"""The spine's benchmark: write and search latency over HTTP, worker embedding throughput.
+
+    .venv/bin/python bench/spine.py [--writes 500] [--queries 200] [--sizes 1000,10000]
+
+Runs against its own embedded PostgreSQL under var/bench (GNOSEM_DATA_DIR overrides), starting
+gunicorn and a huey consumer exactly as `make run` does. Prints one table. Targets on a 2-core
+machine: write p95 <= 30 ms; search p50 <= 30 ms and p95 <= 60 ms at 10k memories for one owner
+among 10 owners; worker throughput >= 0.8 x raw model throughput.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+os.environ.setdefault("GNOSEM_DATA_DIR", str(BASE_DIR / "var" / "bench"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gnosem.settings")
+os.environ.setdefault("GNOSEM_QUEUE_NAME", "gnosem-bench")
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import django  # noqa: E402
+
+django.setup()
+
+import numpy as np  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import transaction  # noqa: E402
+from django.utils import timezone  # noqa: E402
+from huey.contrib.djhuey import HUEY  # noqa: E402
+
+from accounts.tokens import token_create  # noqa: E402
+from bench import corpus  # noqa: E402
+from memories.embedding import get_embedder  # noqa: E402
+from memories.models import Chunk, IndexingStatus, Memory  # noqa: E402
+
+OWNERS = 10
+
+
+def percentile(samples: list[float], q: float) -> float:
+    return float(np.percentile(samples, q))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class McpClient:
+    """A minimal keep-alive JSON-RPC client for /mcp (what an MCP client sends per tool call)."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+        self.next_id = 0
+
+    def call(self, tool: str, arguments: dict) -> dict:
+        self.next_id += 1
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.next_id,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+        self.connection.request("POST", "/mcp", body=json.dumps(body), headers=self.headers)
+        response = self.connection.getresponse()
+        payload = json.loads(response.read())
+        result = payload.get("result") or {}
+        if response.status != 200 or result.get("isError"):
+            raise RuntimeError(f"{tool} failed: {response.status} {payload}")
+        return result["structuredContent"]
+
+    def timed(self, tool: str, arguments: dict) -> float:
+        start = time.perf_counter()
+        self.call(tool, arguments)
+        return (time.perf_counter() - start) * 1000
+
+
+@contextmanager
+def process(args: list[str], log: Path):
+    with log.open("w") as out:
+        child = subprocess.Popen(args, cwd=BASE_DIR, stdout=out, stderr=subprocess.STDOUT, env=os.environ.copy())
+        try:
+            yield child
+        finally:
+            child.terminate()
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
+def wait_for_http(port: int, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("GET", "/healthz")
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError("the web server did not come up; see var/bench/web.log")
+
+
+def reset_users() -> list:
+    User = get_user_model()
+    User.objects.filter(username__startswith="bench-").delete()
+    return [User.objects.create_user(username=f"bench-{i}") for i in range(OWNERS)]
+
+
+def measure_writes(client: McpClient, texts: list[str]) -> list[float]:
+    return [client.timed("memory_write", {"content": text, "tags": ["bench"]}) for text in texts]
+
+
+def measure_worker(owner, count: int, log_dir: Path) -> tuple[float, float]:
+    """(worker memories/s, raw model memories/s) on the same pending memories."""
+    texts = list(
+        Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.PENDING).values_list("content", flat=True)
+    )
+    assert len(texts) == count, f"expected {count} pending memories, found {len(texts)}"
+    manage = str(BASE_DIR / "manage.py")
+    with process([sys.executable, manage, "run_huey"], log_dir / "worker.log"):
+        first = None
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            done = Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.INDEXED).count()
+            now = time.perf_counter()
+            if done and first is None:
+                first = (now, done)  # the model is loaded and the first batch is in: start the clock
+            if done == count:
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("the worker did not index everything within 10 minutes; see var/bench/worker.log")
+    worker_rate = (count - first[1]) / (now - first[0])
+    embedder = get_embedder()
+    embedder.embed(texts[:64])  # warm
+    start = time.perf_counter()
+    embedder.embed(texts)
+    raw_rate = len(texts) / (time.perf_counter() - start)
+    return worker_rate, raw_rate
+
+
+def cached_vectors(texts: list[str], log_dir: Path) -> np.ndarray:
+    embedder = get_embedder()
+    path = log_dir / f"vectors-{embedder.name}-{len(texts)}.npy"
+    if path.exists():
+        return np.load(path)
+    vectors = embedder.embed(texts)
+    np.save(path, vectors)
+    return vectors
+
+
+def load_corpus(owners: list, size: int, texts: list[str], vectors: np.ndarray) -> None:
+    """Give every owner `size` indexed memories (inserted directly: the worker is measured above)."""
+    embedder = get_embedder()
+    now = timezone.now()
+    for index, owner in enumerate(owners):
+        have = Memory.objects.filter(owner=owner, tags__contains=["corpus"]).count()
+        order = np.random.default_rng(index).permutation(len(texts))[have:size]
+        with transaction.atomic():
+            memories = Memory.objects.bulk_create(
+                [
+                    Memory(
+                        owner=owner,
+                        content=texts[i],
+                        tags=["corpus"],
+                        written_by="bench",
+                        created_at=now - timedelta(minutes=int(i)),
+                        updated_at=now,
+                        indexing_status=IndexingStatus.INDEXED,
+                        compression_status="skipped_short",
+                    )
+                    for i in order
+                ],
+                batch_size=2000,
+            )
+            Chunk.objects.bulk_create(
+                [
+                    Chunk(
+                        memory=memory,
+                        owner=owner,
+                        position=0,
+                        start=0,
+                        end=len(memory.content),
+                        model=embedder.name,
+                        dimension=embedder.dimension,
+                        embedding=vectors[i],
+                    )
+                    for memory, i in zip(memories, order, strict=True)
+                ],
+                batch_size=2000,
+            )
+    with django.db.connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory; ANALYZE memories_chunk")
+
+
+def measure_searches(client: McpClient, queries: list[str]) -> list[float]:
+    for query in queries[:10]:
+        client.call("memory_search", {"query": query})
+    return [client.timed("memory_search", {"query": query, "top_k": 10}) for query in queries]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--writes", type=int, default=500)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--sizes", default="1000,10000")
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    log_dir = Path(os.environ["GNOSEM_DATA_DIR"])
+    call_command("migrate", interactive=False, verbosity=0)
+    HUEY.flush()
+    owners = reset_users()
+    token = token_create(owner=owners[0], name="bench", scope="write").secret
+    port = free_port()
+    rows = []
+    gunicorn = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "gnosem.wsgi:application",
+        "-c",
+        str(BASE_DIR / "gnosem/gunicorn_conf.py"),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--access-logfile",
+        "/dev/null",
+    ]
+    with process(gunicorn, log_dir / "web.log"):
+        wait_for_http(port)
+        client = McpClient(port, token)
+        client.call("memory_search", {"query": "warm up"})
+        writes = measure_writes(client, corpus.memories(args.writes, seed=3))
+        rows.append(
+            (
+                "memory_write over HTTP",
+                f"{len(writes)} calls",
+                percentile(writes, 50),
+                percentile(writes, 95),
+                "p95 <= 30 ms",
+            )
+        )
+        worker_rate, raw_rate = measure_worker(owners[0], args.writes, log_dir)
+        Memory.objects.filter(owner=owners[0]).delete()
+        texts = corpus.memories(max(sizes))
+        vectors = cached_vectors(texts, log_dir)
+        queries = corpus.questions(args.queries)
+        for size in sizes:
+            load_corpus(owners, size, texts, vectors)
+            searches = measure_searches(client, queries)
+            rows.append(
+                (
+                    f"memory_search over HTTP, {size:,} memories/owner x {OWNERS} owners",
+                    f"{len(searches)} queries",
+                    percentile(searches, 50),
+                    percentile(searches, 95),
+                    "p50 <= 30 ms, p95 <= 60 ms",
+                )
+            )
+    print(f"\n{'measure':58} {'n':>12} {'p50 ms':>8} {'p95 ms':>8}  target")
+    for name, n, p50, p95, target in rows:
+        print(f"{name:58} {n:>12} {p50:8.1f} {p95:8.1f}  {target}")
+    ratio = worker_rate / raw_rate
+    print(
+        f"\nworker embedding throughput {worker_rate:6.1f} memories/s; raw model {raw_rate:6.1f} memories/s; "
+        f"ratio {ratio:.2f} (target >= 0.80)"
+    )
+
+
+if __name__ == "__main__":
+    main()

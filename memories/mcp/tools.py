@@ -1,0 +1,248 @@
+"""The MCP tools: their definitions and thin handlers over the memory services and selectors.
+
+Errors a caller can fix (bad arguments, unknown ids, a read-only token) come back as tool
+results with `isError: true` and a message saying what to change, so the model can retry.
+"""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+
+from accounts.models import ApiToken
+from memories import selectors, services
+from memories.exceptions import GnosemError, NotFound, PermissionDenied
+from memories.exceptions import ValidationError as MemoryValidationError
+from memories.mcp import schemas
+from memories.mcp.arguments import check_arguments
+from memories.models import MAX_WRITTEN_BY_CHARS
+from memories.presenters import memory_to_dict
+from memories.search.pipeline import search_hybrid
+from memories.validation import clean_datetime, clean_limit, clean_memory_id, clean_tags, clean_written_by
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: the token decides the owner; the client name only labels writes."""
+
+    token: ApiToken
+    client_name: str | None = None
+
+    @property
+    def owner(self) -> AbstractBaseUser:
+        return self.token.owner
+
+    @property
+    def default_written_by(self) -> str:
+        # 2025 clients name themselves only in `initialize`, which a stateless server cannot
+        # remember; the token's name ("laptop claude code") is the next best label.
+        return (self.client_name or self.token.name)[:MAX_WRITTEN_BY_CHARS]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    run: Callable[[Caller, dict[str, Any]], dict[str, Any]]
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = False
+
+    def definition(self) -> dict[str, Any]:
+        """The tool as `tools/list` describes it."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": {
+                "title": self.title,
+                "readOnlyHint": self.read_only,
+                "destructiveHint": self.destructive,
+                "idempotentHint": self.idempotent,
+                "openWorldHint": False,
+            },
+        }
+
+
+def _filters(arguments: dict[str, Any]) -> selectors.MemoryFilters:
+    return selectors.MemoryFilters(
+        tags=tuple(clean_tags(arguments.get("tags"))),
+        written_by=clean_written_by(arguments.get("written_by")) or None,
+        created_after=clean_datetime("created_after", arguments.get("created_after")),
+        created_before=clean_datetime("created_before", arguments.get("created_before")),
+    )
+
+
+def _write(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    memory = services.memory_write(
+        owner=caller.owner,
+        content=arguments["content"],
+        tags=arguments.get("tags"),
+        written_by=arguments.get("written_by", caller.default_written_by),
+    )
+    shape = memory_to_dict(memory)
+    return {key: shape[key] for key in schemas.WRITE_OUTPUT["properties"]}
+
+
+def _search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    hits = search_hybrid(
+        owner=caller.owner,
+        query=arguments["query"],
+        top_k=arguments.get("top_k", schemas.DEFAULT_TOP_K),
+        filters=_filters(arguments),
+    )
+    raw = arguments.get("raw", False)
+    return {"results": [{**memory_to_dict(hit.memory, raw=raw), "score": round(hit.score, 4)} for hit in hits]}
+
+
+def _list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    page = selectors.memory_list(
+        owner=caller.owner,
+        filters=_filters(arguments),
+        limit=clean_limit(arguments.get("limit"), default=schemas.DEFAULT_LIST_LIMIT, maximum=schemas.MAX_LIST_LIMIT),
+        cursor=arguments.get("cursor"),
+    )
+    raw = arguments.get("raw", False)
+    return {"memories": [memory_to_dict(memory, raw=raw) for memory in page.memories], "next_cursor": page.next_cursor}
+
+
+def _get(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    memory = selectors.memory_get(owner=caller.owner, public_id=clean_memory_id(arguments["id"]))
+    return memory_to_dict(memory, raw=arguments.get("raw", False))
+
+
+def _update(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    public_id = clean_memory_id(arguments["id"])
+    changes = {key: arguments[key] for key in ("content", "tags", "written_by") if key in arguments}
+    if not changes:
+        raise MemoryValidationError("content", "nothing to change: give at least one of content, tags or written_by.")
+    return memory_to_dict(services.memory_update(owner=caller.owner, public_id=public_id, **changes))
+
+
+def _delete(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    public_id = clean_memory_id(arguments["id"])
+    services.memory_delete(owner=caller.owner, public_id=public_id)
+    return {"id": str(public_id), "deleted": True}
+
+
+_ALL_TOOLS = (
+    Tool(
+        name="memory_write",
+        title="Save a memory",
+        description=(
+            "Save something worth remembering across conversations and assistants: a decision and its "
+            "reason, a preference, a fact about a project, person or system, a fix that worked. Write "
+            "it as a self-contained statement (who/what/why), one topic per memory. It is findable by "
+            "exact words at once and by meaning a moment later. Returns the new memory's id."
+        ),
+        input_schema=schemas.WRITE_INPUT,
+        output_schema=schemas.WRITE_OUTPUT,
+        run=_write,
+        read_only=False,
+    ),
+    Tool(
+        name="memory_search",
+        title="Search memories",
+        description=(
+            "Find the user's saved memories relevant to a question, by meaning and by exact words "
+            "(error codes, SHAs, versions, names). Use it before answering anything that may depend on "
+            "earlier decisions, preferences, projects or people. Best matches first, each with a score; "
+            "filter by tags, client (written_by) or creation date."
+        ),
+        input_schema=schemas.SEARCH_INPUT,
+        output_schema=schemas.SEARCH_OUTPUT,
+        run=_search,
+        read_only=True,
+    ),
+    Tool(
+        name="memory_list",
+        title="List memories",
+        description=(
+            "Browse the user's memories newest first, optionally filtered by tags, client or creation "
+            "date, a page at a time (pass next_cursor back as cursor). For finding something specific, "
+            "memory_search is better."
+        ),
+        input_schema=schemas.LIST_INPUT,
+        output_schema=schemas.LIST_OUTPUT,
+        run=_list,
+        read_only=True,
+    ),
+    Tool(
+        name="memory_get",
+        title="Read a memory",
+        description="Read one memory by its id (from memory_search, memory_list or memory_write).",
+        input_schema=schemas.GET_INPUT,
+        output_schema=schemas.MEMORY,
+        run=_get,
+        read_only=True,
+    ),
+    Tool(
+        name="memory_update",
+        title="Correct a memory",
+        description=(
+            "Change a memory that became wrong or incomplete: new content, tags or client name (only "
+            "the fields given change). Prefer this to writing a second, contradicting memory."
+        ),
+        input_schema=schemas.UPDATE_INPUT,
+        output_schema=schemas.MEMORY,
+        run=_update,
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+    ),
+    Tool(
+        name="memory_delete",
+        title="Delete a memory",
+        description="Delete a memory for good, by id. Use when the user asks to forget something or it is obsolete.",
+        input_schema=schemas.DELETE_INPUT,
+        output_schema=schemas.DELETE_OUTPUT,
+        run=_delete,
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+    ),
+)
+TOOLS: dict[str, Tool] = {tool.name: tool for tool in _ALL_TOOLS}
+
+
+def tools_for(token: ApiToken) -> list[Tool]:
+    """The tools this token may call: a read token sees only the read tools."""
+    return [tool for tool in _ALL_TOOLS if tool.read_only or token.can_write]
+
+
+def tool_call(tool: Tool, arguments: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    """Run a tool; errors the caller can fix become an `isError` result saying what to fix."""
+    try:
+        if not tool.read_only and not caller.token.can_write:
+            raise PermissionDenied(
+                f"{tool.name} changes memories, but this token is read-only. Create a write token "
+                "(dashboard > Tokens, or `manage.py createtoken USER --scope write`) and configure "
+                "this client with it."
+            )
+        structured = tool.run(caller, check_arguments(tool.input_schema, arguments))
+    except GnosemError as exc:
+        return _error_result(_explain(exc))
+    return {
+        "content": [{"type": "text", "text": json.dumps(structured, ensure_ascii=False)}],
+        "structuredContent": structured,
+        "isError": False,
+    }
+
+
+def _explain(exc: GnosemError) -> str:
+    if isinstance(exc, MemoryValidationError):
+        return f"Invalid argument `{exc.field}`: {exc.message}"
+    if isinstance(exc, NotFound):
+        return f"{exc} Check the id; memory_search or memory_list show the ids of your memories."
+    return str(exc)
+
+
+def _error_result(message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}], "isError": True}

@@ -1,0 +1,140 @@
+import base64
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memories import services
+from memories.exceptions import NotFound, ValidationError
+from memories.selectors import MemoryFilters, memory_get, memory_list
+
+START = datetime(2025, 3, 1, 9, tzinfo=UTC)
+
+
+def cursor_of(value: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+
+def all_pages(owner, limit: int, filters: MemoryFilters | None = None) -> list[list]:
+    pages, cursor = [], None
+    while True:
+        page = memory_list(owner=owner, filters=filters or MemoryFilters(), limit=limit, cursor=cursor)
+        pages.append(page.memories)
+        cursor = page.next_cursor
+        if cursor is None:
+            return pages
+
+
+def test_memory_list_is_newest_first(owner):
+    written = [
+        services.memory_write(owner=owner, content=f"memory {i}", created_at=START + timedelta(hours=i))
+        for i in range(4)
+    ]
+    page = memory_list(owner=owner, filters=MemoryFilters(), limit=10)
+    assert page.memories == written[::-1]
+    assert page.next_cursor is None
+
+
+def test_the_cursor_walks_every_memory_once_and_breaks_equal_times_by_id(owner):
+    # Five memories share one creation time; a cursor on time alone would skip or repeat them.
+    same_time = [services.memory_write(owner=owner, content=f"same {i}", created_at=START) for i in range(5)]
+    older = services.memory_write(owner=owner, content="older", created_at=START - timedelta(days=1))
+    newer = services.memory_write(owner=owner, content="newer", created_at=START + timedelta(days=1))
+    pages = all_pages(owner, limit=2)
+    assert [len(page) for page in pages] == [2, 2, 2, 1]
+    flat = [memory for page in pages for memory in page]
+    assert flat == [newer, *sorted(same_time, key=lambda memory: -memory.pk), older]
+
+
+def test_an_exactly_full_last_page_has_no_next_cursor(owner):
+    for i in range(4):
+        services.memory_write(owner=owner, content=f"memory {i}")
+    pages = all_pages(owner, limit=2)
+    assert [len(page) for page in pages] == [2, 2]
+
+
+def test_memory_list_never_shows_another_owners_memories(owner, stranger):
+    services.memory_write(owner=stranger, content="the stranger's")
+    mine = services.memory_write(owner=owner, content="mine")
+    assert memory_list(owner=owner, filters=MemoryFilters(), limit=10).memories == [mine]
+
+
+def test_a_cursor_from_another_owner_reveals_nothing(owner, stranger):
+    services.memory_write(owner=owner, content="first")
+    services.memory_write(owner=owner, content="second")
+    cursor = memory_list(owner=owner, filters=MemoryFilters(), limit=1).next_cursor
+    assert memory_list(owner=stranger, filters=MemoryFilters(), limit=10, cursor=cursor).memories == []
+
+
+def test_memory_list_filters_by_tags_client_and_dates(owner):
+    def write(content: str, day: int, **kwargs):
+        return services.memory_write(owner=owner, content=content, created_at=START + timedelta(days=day), **kwargs)
+
+    a = write("a", 0, tags=["work", "decision"], written_by="cursor")
+    b = write("b", 1, tags=["work"], written_by="claude-code")
+    c = write("c", 2, tags=["home"], written_by="cursor")
+
+    def listed(**filters) -> list:
+        return memory_list(owner=owner, filters=MemoryFilters(**filters), limit=10).memories
+
+    assert listed(tags=("work",)) == [b, a]
+    assert listed(tags=("work", "decision")) == [a]
+    assert listed(written_by="cursor") == [c, a]
+    assert listed(created_after=START + timedelta(days=1)) == [c, b]  # inclusive
+    assert listed(created_before=START + timedelta(days=1)) == [a]  # exclusive
+    assert listed(tags=("work",), written_by="cursor", created_before=START + timedelta(days=2)) == [a]
+
+
+def test_filters_apply_across_pages(owner):
+    for i in range(6):
+        services.memory_write(owner=owner, content=f"m{i}", tags=["even" if i % 2 == 0 else "odd"])
+    pages = all_pages(owner, limit=2, filters=MemoryFilters(tags=("even",)))
+    assert [memory.content for page in pages for memory in page] == ["m4", "m2", "m0"]
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "not a cursor!",
+        "%%%",
+        "aGVsbG8",  # base64 of "hello": not JSON
+        cursor_of(["yesterday", 5]),
+        cursor_of(["2025-03-01T09:00:00+00:00"]),
+        cursor_of(["2025-03-01T09:00:00+00:00", "five"]),
+        cursor_of([None, 5]),
+        cursor_of({"created_at": "2025-03-01"}),
+        cursor_of(7),
+        cursor_of("ab"),
+        base64.urlsafe_b64encode(b'["2025-03-01T09:00:00+00:00", 1e400]').decode(),  # pk is infinity
+        base64.urlsafe_b64encode(b"\xff\xfe\x00garbage").decode(),
+        12345,
+    ],
+)
+def test_a_bad_cursor_is_a_validation_error(owner, cursor):
+    services.memory_write(owner=owner, content="anything")
+    with pytest.raises(ValidationError) as caught:
+        memory_list(owner=owner, filters=MemoryFilters(), limit=10, cursor=cursor)
+    assert caught.value.field == "cursor"
+
+
+def test_memory_get_returns_the_owners_memory(owner):
+    memory = services.memory_write(owner=owner, content="mine")
+    assert memory_get(owner=owner, public_id=memory.public_id) == memory
+
+
+def test_memory_get_of_another_owners_memory_is_not_found(owner, stranger):
+    memory = services.memory_write(owner=owner, content="mine")
+    with pytest.raises(NotFound) as caught:
+        memory_get(owner=stranger, public_id=memory.public_id)
+    unknown_id = uuid.uuid4()
+    with pytest.raises(NotFound) as unknown:
+        memory_get(owner=stranger, public_id=unknown_id)
+    # Same answer as for an id that does not exist at all: nothing confirms the memory exists.
+    assert str(caught.value) == str(unknown.value).replace(str(unknown_id), str(memory.public_id))
+
+
+def test_a_cursor_with_an_out_of_range_id_is_harmless(owner):
+    memory = services.memory_write(owner=owner, content="anything", created_at=START)
+    cursor = cursor_of([START.isoformat(), 10**30])
+    assert memory_list(owner=owner, filters=MemoryFilters(), limit=10, cursor=cursor).memories == [memory]

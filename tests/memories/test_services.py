@@ -1,0 +1,233 @@
+"""memory_update, memory_delete, the indexing claim and the stale-queue sweep.
+
+Writing and first indexing are covered by test_write_and_index.py.
+"""
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from django.utils import timezone
+
+from memories import embedding, services
+from memories.exceptions import NotFound, ValidationError
+from memories.models import Chunk, CompressionStatus, IndexingStatus, Memory
+from memories.search.pipeline import search_hybrid
+
+
+def write_and_index(owner, content: str, **kwargs) -> Memory:
+    memory = services.memory_write(owner=owner, content=content, **kwargs)
+    services.memories_index(memory_ids=[memory.pk])
+    memory.refresh_from_db()
+    return memory
+
+
+def stored_vector(memory: Memory) -> np.ndarray:
+    return np.array(Chunk.objects.get(memory=memory).embedding)
+
+
+def vector_of(text: str) -> np.ndarray:
+    return embedding.get_embedder().embed([text])[0]
+
+
+def test_memory_write_records_the_client_and_the_given_creation_time(owner):
+    created_at = datetime(2024, 12, 24, 18, tzinfo=UTC)
+    memory = services.memory_write(owner=owner, content="x", written_by="  claude-code  ", created_at=created_at)
+    memory.refresh_from_db()
+    assert memory.written_by == "claude-code"
+    assert memory.created_at == created_at
+    assert memory.updated_at > created_at
+    assert memory.indexing_queued_at is not None
+
+
+def test_memory_write_queues_indexing_on_commit(owner, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        services.memory_write(owner=owner, content="queued")
+    assert len(callbacks) == 1
+
+
+@pytest.mark.parametrize(("content", "status"), [("x" * 400, "skipped_short"), ("x" * 401, "disabled")])
+def test_compression_status_says_why_a_memory_is_stored_raw(owner, content, status):
+    assert services.memory_write(owner=owner, content=content).compression_status == status
+
+
+def test_changing_the_content_queues_reindexing_and_keeps_the_old_vectors_until_then(
+    owner, django_capture_on_commit_callbacks
+):
+    memory = write_and_index(owner, "The office plants need water on Mondays.")
+    old_vector = stored_vector(memory)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        updated = services.memory_update(
+            owner=owner, public_id=memory.public_id, content="The quarterly tax filing is due in April."
+        )
+    assert len(callbacks) == 1
+    assert updated.indexing_status == IndexingStatus.PENDING
+    assert updated.tokens_raw == 11  # generated columns follow the new content
+    # Until the worker runs, search keeps serving the old vectors.
+    assert np.allclose(stored_vector(memory), old_vector)
+    hits = search_hybrid(owner=owner, query="watering houseplants")
+    assert hits[0].memory == memory and "vector" in hits[0].signals
+
+    assert services.memories_index(memory_ids=[memory.pk]) == 1
+    assert Chunk.objects.filter(memory=memory).count() == 1
+    assert np.allclose(stored_vector(memory), vector_of("The quarterly tax filing is due in April."), atol=1e-5)
+
+
+def test_an_edit_while_a_worker_embeds_the_old_text_is_indexed_by_the_task_it_queues(owner):
+    memory = services.memory_write(owner=owner, content="first version")
+    services._claim_for_indexing(memory.pk, 8)  # a worker is busy embedding "first version"
+    services.memory_update(owner=owner, public_id=memory.public_id, content="second version")
+    # The task queued by the edit must not wait for the busy worker's lease to expire.
+    assert services.memories_index(memory_ids=[memory.pk]) == 1
+    memory.refresh_from_db()
+    assert memory.indexing_status == IndexingStatus.INDEXED
+    assert np.allclose(stored_vector(memory), vector_of("second version"), atol=1e-5)
+
+
+def test_an_edit_that_keeps_the_content_does_not_reindex(owner, django_capture_on_commit_callbacks):
+    memory = write_and_index(owner, "Same words.")
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        updated = services.memory_update(owner=owner, public_id=memory.public_id, content="Same words.", tags=["new"])
+    assert callbacks == []
+    assert updated.indexing_status == IndexingStatus.INDEXED
+    assert updated.tags == ["new"]
+    assert updated.updated_at > memory.updated_at
+
+
+def test_changing_only_tags_or_client_does_not_reindex(owner, django_capture_on_commit_callbacks):
+    memory = write_and_index(owner, "Tagged later.", tags=["old"], written_by="cursor")
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        updated = services.memory_update(owner=owner, public_id=memory.public_id, tags=["A", "b"], written_by="vscode")
+    assert callbacks == []
+    assert updated.tags == ["a", "b"]
+    assert updated.written_by == "vscode"
+    assert updated.content == "Tagged later."
+    assert updated.indexing_status == IndexingStatus.INDEXED
+
+
+def test_new_content_drops_the_compressed_form(owner):
+    memory = services.memory_write(owner=owner, content="long text " * 50)
+    Memory.objects.filter(pk=memory.pk).update(
+        content_optimized="TOPIC=text", compression_status=CompressionStatus.COMPRESSED
+    )
+    kept = services.memory_update(owner=owner, public_id=memory.public_id, content="long text " * 50)
+    assert kept.content_optimized == "TOPIC=text"
+    updated = services.memory_update(owner=owner, public_id=memory.public_id, content="short now")
+    assert updated.content_optimized is None
+    assert updated.tokens_optimized is None
+    assert updated.compression_status == CompressionStatus.SKIPPED_SHORT
+
+
+def test_new_content_gives_a_failed_memory_a_fresh_start(owner):
+    memory = services.memory_write(owner=owner, content="first")
+    Memory.objects.filter(pk=memory.pk).update(
+        indexing_status=IndexingStatus.FAILED, indexing_attempts=5, indexing_error="RuntimeError: boom"
+    )
+    updated = services.memory_update(owner=owner, public_id=memory.public_id, content="second")
+    assert updated.indexing_status == IndexingStatus.PENDING
+    assert updated.indexing_attempts == 0
+    assert updated.indexing_error == ""
+
+
+def test_a_rejected_update_changes_nothing_and_queues_nothing(owner, django_capture_on_commit_callbacks):
+    memory = services.memory_write(owner=owner, content="original", tags=["keep"])
+    with django_capture_on_commit_callbacks(execute=False) as callbacks, pytest.raises(ValidationError):
+        services.memory_update(owner=owner, public_id=memory.public_id, content="changed", tags=["not valid"])
+    assert callbacks == []
+    memory.refresh_from_db()
+    assert memory.content == "original"
+    assert memory.tags == ["keep"]
+
+
+def test_a_stranger_cannot_update_the_owners_memory(owner, stranger):
+    memory = services.memory_write(owner=owner, content="mine")
+    with pytest.raises(NotFound):
+        services.memory_update(owner=stranger, public_id=memory.public_id, content="theirs now")
+    memory.refresh_from_db()
+    assert memory.content == "mine"
+
+
+def test_memory_delete_removes_the_memory_and_its_chunks(owner):
+    sentence = "Chunked content for deletion, long enough to need several pieces. "
+    memory = write_and_index(owner, sentence * 40)
+    assert Chunk.objects.filter(memory_id=memory.pk).count() > 1
+    services.memory_delete(owner=owner, public_id=memory.public_id)
+    assert not Memory.objects.filter(pk=memory.pk).exists()
+    assert not Chunk.objects.filter(memory_id=memory.pk).exists()
+    assert search_hybrid(owner=owner, query="chunked content deletion") == []
+
+
+def test_a_stranger_cannot_delete_the_owners_memory(owner, stranger):
+    memory = write_and_index(owner, "mine")
+    with pytest.raises(NotFound):
+        services.memory_delete(owner=stranger, public_id=memory.public_id)
+    assert Memory.objects.filter(pk=memory.pk).exists()
+    assert Chunk.objects.filter(memory_id=memory.pk).exists()
+
+
+def test_indexing_one_memory_also_takes_other_waiting_ones_up_to_a_batch(owner, stranger):
+    first = services.memory_write(owner=owner, content="first")
+    others = [services.memory_write(owner=stranger, content=f"other {i}") for i in range(3)]
+    assert services.memories_index(memory_ids=[first.pk], batch_size=2) == 2
+    statuses = dict(Memory.objects.values_list("pk", "indexing_status"))
+    assert statuses[first.pk] == IndexingStatus.INDEXED  # the asked-for memory goes first
+    assert [statuses[memory.pk] for memory in others].count(IndexingStatus.INDEXED) == 1
+    # Each chunk belongs to its memory's owner, so per-owner filtering stays correct.
+    assert set(Chunk.objects.values_list("memory__owner_id", "owner_id").distinct()) <= {
+        (owner.pk, owner.pk),
+        (stranger.pk, stranger.pk),
+    }
+
+
+def test_a_memory_another_worker_holds_is_skipped(owner):
+    memory = services.memory_write(owner=owner, content="held elsewhere")
+    assert [claimed.pk for claimed in services._claim_for_indexing(memory.pk, 8)] == [memory.pk]
+    assert services.memories_index(memory_ids=[memory.pk]) == 0
+    memory.refresh_from_db()
+    assert memory.indexing_status == IndexingStatus.PENDING
+
+
+def test_an_indexed_memory_is_not_indexed_again(owner):
+    memory = write_and_index(owner, "done already")
+    assert services.memories_index(memory_ids=[memory.pk]) == 0
+    assert Chunk.objects.filter(memory=memory).count() == 1
+
+
+class TestRequeueStale:
+    @pytest.fixture(autouse=True)
+    def requeue_after(self, settings):
+        settings.GNOSEM_REQUEUE_AFTER_SECONDS = 300
+
+    def memory(self, owner, *, status=IndexingStatus.PENDING, queued_ago: int, lease_in: int | None = None) -> Memory:
+        memory = services.memory_write(owner=owner, content=f"{status} {queued_ago} {lease_in}")
+        now = timezone.now()
+        Memory.objects.filter(pk=memory.pk).update(
+            indexing_status=status,
+            indexing_queued_at=now - timedelta(seconds=queued_ago),
+            indexing_lease_until=None if lease_in is None else now + timedelta(seconds=lease_in),
+        )
+        return memory
+
+    def test_it_requeues_only_pending_memories_waiting_too_long_without_a_live_lease(self, owner, stranger):
+        lost = self.memory(owner, queued_ago=400)
+        dead_worker = self.memory(stranger, queued_ago=900, lease_in=-60)
+        self.memory(owner, queued_ago=100)  # still young
+        self.memory(owner, queued_ago=900, lease_in=60)  # a live worker holds it
+        self.memory(owner, status=IndexingStatus.INDEXED, queued_ago=900)
+        self.memory(owner, status=IndexingStatus.FAILED, queued_ago=900)
+        before = timezone.now()
+        assert sorted(services.memories_requeue_stale()) == sorted([lost.pk, dead_worker.pk])
+        for memory in (lost, dead_worker):
+            memory.refresh_from_db()
+            assert memory.indexing_queued_at >= before - timedelta(seconds=1)
+
+    def test_a_requeued_memory_waits_the_full_delay_again(self, owner):
+        self.memory(owner, queued_ago=400)
+        assert len(services.memories_requeue_stale()) == 1
+        assert services.memories_requeue_stale() == []
+
+    def test_the_delay_is_a_setting(self, owner, settings):
+        memory = self.memory(owner, queued_ago=100)
+        assert services.memories_requeue_stale() == []
+        settings.GNOSEM_REQUEUE_AFTER_SECONDS = 60
+        assert services.memories_requeue_stale() == [memory.pk]

@@ -1,0 +1,62 @@
+"""The BM25 statistics tables always equal a recount of the memories they describe."""
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.utils import timezone
+
+from memories import services
+from memories.models import Memory, OwnerCorpusStatistic, OwnerTermStatistic
+
+
+def recount(owner) -> tuple[dict[str, int], tuple[int, int]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT lexeme, count(*) FROM memories_memory, unnest(tsvector_to_array(search_vector)) AS lexeme "
+            "WHERE owner_id = %s GROUP BY lexeme",
+            [owner.pk],
+        )
+        terms = dict(cursor.fetchall())
+    memories = Memory.objects.filter(owner=owner)
+    return terms, (memories.count(), sum(memories.values_list("search_length", flat=True)))
+
+
+def stored(owner) -> tuple[dict[str, int], tuple[int, int]]:
+    terms = dict(OwnerTermStatistic.objects.filter(owner=owner, df__gt=0).values_list("lexeme", "df"))
+    corpus = OwnerCorpusStatistic.objects.filter(owner=owner).first()
+    return terms, (corpus.documents, corpus.total_length) if corpus else (0, 0)
+
+
+def test_statistics_follow_writes_updates_and_deletes(owner, stranger):
+    first = services.memory_write(owner=owner, content="Redis runs the queue; Redis keeps nothing on disk.")
+    second = services.memory_write(owner=owner, content="PostgreSQL holds every memory and its vectors.")
+    services.memory_write(owner=stranger, content="Redis Redis Redis everywhere.")
+    assert stored(owner) == recount(owner)
+    assert stored(owner)[0]["redi"] == 1  # one memory contains it, whatever the stranger wrote
+
+    services.memory_update(owner=owner, public_id=first.public_id, content="The queue moved from Redis to SQLite.")
+    assert stored(owner) == recount(owner)
+    services.memory_update(owner=owner, public_id=second.public_id, tags=["db"])  # no content change
+    assert stored(owner) == recount(owner)
+    services.memory_delete(owner=owner, public_id=second.public_id)
+    assert stored(owner) == recount(owner)
+    assert stored(stranger) == recount(stranger)
+
+
+def test_bulk_inserts_are_counted_in_one_statement(owner):
+    now = timezone.now()
+    Memory.objects.bulk_create(
+        [
+            Memory(owner=owner, content=f"release {n} shipped the search rewrite", created_at=now, updated_at=now)
+            for n in range(50)
+        ]
+    )
+    assert stored(owner) == recount(owner)
+    assert stored(owner)[1][0] == 50
+
+
+def test_deleting_a_user_removes_their_statistics(owner):
+    services.memory_write(owner=owner, content="A memory that goes away with its owner.")
+    owner_id = owner.pk
+    get_user_model().objects.filter(pk=owner_id).delete()
+    assert not OwnerTermStatistic.objects.filter(owner_id=owner_id).exists()
+    assert not OwnerCorpusStatistic.objects.filter(owner_id=owner_id).exists()
