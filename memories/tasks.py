@@ -3,13 +3,19 @@
 import logging
 
 from huey import crontab
-from huey.contrib.djhuey import db_periodic_task, db_task
+from huey.contrib.djhuey import db_periodic_task, db_task, on_startup
 
-from memories import services
+from memories import embedding, services
 
 logger = logging.getLogger(__name__)
 
 REQUEUE_BATCH = 64
+
+
+@on_startup()
+def load_embedding_model() -> None:
+    """Load the model when a consumer starts, not inside the first task it runs."""
+    embedding.get_embedder()
 
 
 @db_task(retries=2, retry_delay=30)

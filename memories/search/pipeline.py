@@ -5,8 +5,10 @@ fusion.
 """
 
 import logging
+from concurrent.futures import Future
 from dataclasses import dataclass
 
+import numpy as np
 from django.conf import settings
 
 from memories import embedding
@@ -37,16 +39,13 @@ def search_hybrid(
     filters = filters or MemoryFilters()
     top_k = clean_top_k(top_k)
     candidates = top_k * CANDIDATES_PER_RESULT
+    # The query is embedded on the inference thread while this one runs the keyword query.
+    embedder, pending_vector = _start_query_embedding(query)
     rankings = {"keyword": keyword_ranking(owner_id=owner.pk, query=query, filters=filters, limit=candidates)}
-    try:
-        embedder = embedding.get_embedder()
-        query_vector = embedder.embed([query])[0]
-    except Exception:
-        # The model failing must not take search down with it: keyword results still answer.
-        logger.exception("query embedding failed; answering from keyword search alone")
-    else:
+    model_name, query_vector = _finish_query_embedding(embedder, pending_vector)
+    if query_vector is not None:
         rankings["vector"] = vector_ranking(
-            owner_id=owner.pk, query_vector=query_vector, model=embedder.name, filters=filters, limit=candidates
+            owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=candidates
         )
     weights = {"vector": settings.GNOSEM_WEIGHT_VECTOR, "keyword": settings.GNOSEM_WEIGHT_KEYWORD}
     fused = reciprocal_rank_fusion(rankings, weights, settings.GNOSEM_RRF_K)[:top_k]
@@ -56,3 +55,25 @@ def search_hybrid(
         for entry in fused
         if entry.memory_id in memories  # deleted between ranking and loading
     ]
+
+
+def _start_query_embedding(query: str) -> tuple[embedding.Embedder | None, Future | None]:
+    try:
+        embedder = embedding.get_embedder()
+        return embedder, embedder.embed_query(query)
+    except Exception:
+        logger.exception("the embedding model failed to load; answering from keyword search alone")
+        return None, None
+
+
+def _finish_query_embedding(
+    embedder: embedding.Embedder | None, pending: Future | None
+) -> tuple[str, np.ndarray | None]:
+    """(model name, query vector); no vector when the model fails, so keyword results still answer."""
+    if embedder is None or pending is None:
+        return "", None
+    try:
+        return embedder.name, pending.result()
+    except Exception:
+        logger.exception("query embedding failed; answering from keyword search alone")
+        return "", None

@@ -26,30 +26,36 @@ _VECTOR_SQL = """
 SELECT memory_id, max(similarity) AS similarity
 FROM (
     SELECT c.memory_id, 1 - (c.embedding <=> %(vector)s::vector) AS similarity
-    FROM memories_chunk c JOIN memories_memory m ON m.id = c.memory_id
+    FROM memories_chunk c {join}
     WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}
-    OFFSET 0  -- a fence: compute distances in the scan, then group narrow rows (not 1.5 kB vectors)
-) AS scored
+    ORDER BY c.embedding <=> %(vector)s::vector
+    LIMIT %(chunks)s
+) AS nearest
 GROUP BY memory_id
 ORDER BY similarity DESC, memory_id DESC
 LIMIT %(limit)s
 """
+# Nearest chunks fetched per wanted memory: a long memory may hold several of the nearest chunks.
+CHUNKS_PER_MEMORY = 3
 
 
 def vector_ranking(*, owner_id: int, query_vector, model: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
     """Cosine similarity of the query to each chunk; a memory scores as its best chunk.
 
-    An exact scan over the owner's chunks (reached through the (owner, model) index): it has
+    An exact scan of the owner's chunks (reached through the owner index) with a top-N sort:
     recall 1.0, where an HNSW index filtered to one owner returns almost nothing.
     """
     filters_sql, filter_params = _filters_sql(filters)
+    # Join the memories only to filter on them: hashing every memory costs more than the scan.
+    join = "JOIN memories_memory m ON m.id = c.memory_id AND m.owner_id = %(owner)s" if filters_sql else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            _VECTOR_SQL.replace("{filters}", filters_sql),
+            _VECTOR_SQL.replace("{join}", join).replace("{filters}", filters_sql),
             {
                 "vector": Vector(query_vector).to_text(),
                 "owner": owner_id,
                 "model": model,
+                "chunks": limit * CHUNKS_PER_MEMORY,
                 "limit": limit,
                 **filter_params,
             },

@@ -90,6 +90,15 @@ def test_editing_content_while_it_is_being_embedded_does_not_mark_the_old_text_i
     services.memory_update(owner=owner, public_id=memory.public_id, content="second version")
     embedder = services.embedding.get_embedder()
     spans = services.chunk_spans(claimed[0].content)
-    assert services._store_chunks(claimed[0], spans, embedder.embed(["first version"]), embedder) == 0
+    vectors = {memory.pk: embedder.embed(["first version"])}
+    assert services._store_chunks(claimed, {memory.pk: spans}, vectors, embedder) == 0
     memory.refresh_from_db()
     assert memory.indexing_status == IndexingStatus.PENDING
+
+
+def test_a_query_is_embedded_exactly_as_the_same_text_written_as_a_memory():
+    from memories.embedding import get_embedder
+
+    embedder = get_embedder()
+    text = "How was the checkout screen laid out?"
+    assert abs(embedder.embed_query(text).result() - embedder.embed([text])[0]).max() < 1e-5
