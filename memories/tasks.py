@@ -15,7 +15,8 @@ REQUEUE_BATCH = 64
 @on_startup()
 def load_embedding_model() -> None:
     """Load the model when a consumer starts, not inside the first task it runs."""
-    embedding.get_embedder()
+    embedder = embedding.get_embedder()
+    logger.info("embedding model %s loaded (%d dimensions)", embedder.name, embedder.dimension)
 
 
 @db_task(retries=2, retry_delay=30)
