@@ -2,9 +2,17 @@
 
 from django.db import connection
 from django.http import JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from memories.health import queue_state
+
+
+@require_GET
+def home(request):
+    """What this server is and how to connect an assistant to it."""
+    return render(request, "memories/home.html", {"mcp_url": request.build_absolute_uri(reverse("mcp"))})
 
 
 @require_GET
