@@ -15,8 +15,8 @@ import numpy as np
 from django.conf import settings
 
 DEFAULT_MODEL = "default"
-_CORES = max(1, len(os.sched_getaffinity(0)))
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+_CORES = max(1, len(os.sched_getaffinity(0)))
 
 
 @dataclass
@@ -103,8 +103,3 @@ def get_embedder() -> Embedder:
             _ = embedder.model  # load inside the lock: two threads must not load it twice
             _embedders[setting] = embedder
         return embedder
-
-
-def active_model_name() -> str:
-    """The name chunks of the configured model are stored under, without loading it."""
-    return _resolve(settings.GNOSEM_EMBEDDING_MODEL)[0]

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from memories import embedding
@@ -200,17 +200,16 @@ def _record_indexing_failure(memories: list[Memory], exc: Exception) -> None:
     (it stays stored and findable by keyword)."""
     reason = f"{type(exc).__name__}: {exc}"[:1000]
     logger.exception("embedding failed for %d memories", len(memories))
-    for memory in memories:
-        with transaction.atomic():
-            row = Memory.objects.select_for_update().filter(pk=memory.pk).first()
-            if row is None:
-                continue
-            row.indexing_attempts += 1
-            row.indexing_error = reason
-            row.indexing_lease_until = None
-            if row.indexing_attempts >= settings.GNOSEM_INDEXING_MAX_ATTEMPTS:
-                row.indexing_status = IndexingStatus.FAILED
-            row.save(update_fields=["indexing_attempts", "indexing_error", "indexing_lease_until", "indexing_status"])
+    last_attempt = settings.GNOSEM_INDEXING_MAX_ATTEMPTS - 1
+    Memory.objects.filter(pk__in=[memory.pk for memory in memories]).update(
+        indexing_attempts=F("indexing_attempts") + 1,
+        indexing_error=reason,
+        indexing_lease_until=None,
+        indexing_status=Case(
+            When(indexing_attempts__gte=last_attempt, then=Value(IndexingStatus.FAILED)),
+            default=F("indexing_status"),
+        ),
+    )
 
 
 def memories_requeue_stale() -> list[int]:
