@@ -7,10 +7,11 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Q, QuerySet
+from django.db.models import Case, Count, F, Q, QuerySet, Sum, When
+from django.db.models.functions import Coalesce
 
 from memories.exceptions import NotFound, ValidationError
-from memories.models import Memory
+from memories.models import IndexingStatus, Memory
 
 
 @dataclass(frozen=True)
@@ -81,3 +82,43 @@ def memory_list(*, owner, filters: MemoryFilters, limit: int, cursor: str | None
     has_more = len(memories) > limit
     memories = memories[:limit]
     return MemoryPage(memories=memories, next_cursor=_encode_cursor(memories[-1]) if has_more else None)
+
+
+@dataclass(frozen=True)
+class MemoryUsage:
+    """One owner's totals. Token figures are the ceil(len/4) estimates: `tokens_raw` is what
+    reading every memory as written would cost, `tokens_read` what reading them as returned
+    (compressed where kept) costs, `tokens_saved` the difference."""
+
+    memories: int
+    pending: int
+    failed: int
+    compressed: int
+    tokens_raw: int
+    tokens_read: int
+
+    @property
+    def tokens_saved(self) -> int:
+        return self.tokens_raw - self.tokens_read
+
+
+def memory_usage(owner) -> MemoryUsage:
+    """The owner's memory counts and token accounting, in one query."""
+    compressed = Q(content_optimized__isnull=False)
+    # Aggregate names may not shadow the fields they sum, hence the `total_` names.
+    totals = memories_of(owner).aggregate(
+        memories=Count("id"),
+        pending=Count("id", filter=Q(indexing_status=IndexingStatus.PENDING)),
+        failed=Count("id", filter=Q(indexing_status=IndexingStatus.FAILED)),
+        compressed=Count("id", filter=compressed),
+        total_raw=Coalesce(Sum("tokens_raw"), 0),
+        total_read=Coalesce(Sum(Case(When(compressed, then=F("tokens_optimized")), default=F("tokens_raw"))), 0),
+    )
+    return MemoryUsage(
+        memories=totals["memories"],
+        pending=totals["pending"],
+        failed=totals["failed"],
+        compressed=totals["compressed"],
+        tokens_raw=totals["total_raw"],
+        tokens_read=totals["total_read"],
+    )

@@ -31,7 +31,8 @@ def _initial_compression_status(content: str) -> str:
     return CompressionStatus.SKIPPED_SHORT if len(content) <= COMPRESSION_MIN_CHARS else CompressionStatus.DISABLED
 
 
-def _enqueue_indexing(memory_ids: list[int]) -> None:
+def enqueue_indexing(memory_ids: list[int]) -> None:
+    """Queue these memories for embedding once the current transaction commits."""
     from memories.tasks import embed_memories_task
 
     transaction.on_commit(lambda: embed_memories_task(memory_ids))
@@ -59,7 +60,7 @@ def memory_write(
         indexing_queued_at=now,
         compression_status=_initial_compression_status(content),
     )
-    _enqueue_indexing([memory.pk])
+    enqueue_indexing([memory.pk])
     return memory
 
 
@@ -85,7 +86,7 @@ def memory_update(
             # A worker still embedding the old text will find it changed and store nothing; its
             # lease must not keep the task queued below from embedding the new text now.
             memory.indexing_lease_until = None
-            _enqueue_indexing([memory.pk])
+            enqueue_indexing([memory.pk])
     if tags is not None:
         memory.tags = clean_tags(tags)
     if written_by is not None:

@@ -7,7 +7,8 @@ import pytest
 
 from memories import services
 from memories.exceptions import NotFound, ValidationError
-from memories.selectors import MemoryFilters, memory_get, memory_list
+from memories.models import IndexingStatus, Memory
+from memories.selectors import MemoryFilters, MemoryUsage, memory_get, memory_list, memory_usage
 
 START = datetime(2025, 3, 1, 9, tzinfo=UTC)
 
@@ -138,3 +139,21 @@ def test_a_cursor_with_an_out_of_range_id_is_harmless(owner):
     memory = services.memory_write(owner=owner, content="anything", created_at=START)
     cursor = cursor_of([START.isoformat(), 10**30])
     assert memory_list(owner=owner, filters=MemoryFilters(), limit=10, cursor=cursor).memories == [memory]
+
+
+def test_memory_usage_counts_the_owners_memories_and_tokens_saved(owner, stranger):
+    short = services.memory_write(owner=owner, content="a" * 40)
+    long = services.memory_write(owner=owner, content="b" * 800)
+    Memory.objects.filter(pk=long.pk).update(content_optimized="KEY=" + "c" * 96)
+    Memory.objects.filter(pk=short.pk).update(indexing_status=IndexingStatus.FAILED)
+    services.memory_write(owner=stranger, content="d" * 4000)
+
+    usage = memory_usage(owner)
+
+    assert (usage.memories, usage.failed, usage.compressed) == (2, 1, 1)
+    # 40 + 800 characters raw; 40 + 100 as read (the long one compressed).
+    assert (usage.tokens_raw, usage.tokens_read, usage.tokens_saved) == (10 + 200, 10 + 25, 175)
+
+
+def test_memory_usage_of_an_owner_without_memories_is_all_zero(stranger):
+    assert memory_usage(stranger) == MemoryUsage(0, 0, 0, 0, 0, 0)
