@@ -12,7 +12,7 @@ access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
 
 
 def post_worker_init(worker) -> None:
-    """Load the embedding model before the first request, not during it."""
+    """Load the embedding model and its query encoder before the first request, not during it."""
     from memories.embedding import get_embedder
 
-    get_embedder()
+    _ = get_embedder().query_encoder

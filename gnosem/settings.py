@@ -87,6 +87,9 @@ HUEY = huey_settings(
 # other value is a local path or a model id already present in the Hugging Face cache.
 GNOSEM_EMBEDDING_MODEL = env_str("GNOSEM_EMBEDDING_MODEL", "default")
 GNOSEM_EMBEDDING_BATCH_SIZE = env_int("GNOSEM_EMBEDDING_BATCH_SIZE", 64, minimum=1, maximum=1024)
+# Search queries through ONNX Runtime (exported once into GNOSEM_DATA_DIR/models, checked against
+# torch at load); off: torch embeds queries too.
+GNOSEM_ONNX_QUERIES = env_bool("GNOSEM_ONNX_QUERIES", True)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub, at start-up or later
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 

@@ -14,6 +14,8 @@ from functools import cached_property
 import numpy as np
 from django.conf import settings
 
+from memories.query_encoder import OnnxQueryEncoder, load_query_encoder
+
 DEFAULT_MODEL = "default"
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 _CORES = max(1, len(os.sched_getaffinity(0)))
@@ -57,12 +59,27 @@ class Embedder:
             )
         return vectors.astype(np.float32)
 
+    @cached_property
+    def query_encoder(self) -> OnnxQueryEncoder | None:
+        """ONNX Runtime for queries (see `memories.query_encoder`), None to use torch. Loaded on the
+        first query (or by gunicorn's post_worker_init), once: web threads wait for the first."""
+        if not settings.GNOSEM_ONNX_QUERIES:
+            return None
+        with _lock:
+            cache_dir = settings.GNOSEM_DATA_DIR / "models"
+            load = _inference_thread.submit(
+                load_query_encoder, self.model, self.name, cache_dir, self.embed_query_with_torch
+            )
+            return load.result()
+
     def embed_query(self, text: str) -> Future:
         """A future of one normalised vector for a search query, computed on the inference thread
         while the caller goes on (search runs its keyword query meanwhile)."""
-        return _inference_thread.submit(self._forward_one, text)
+        encoder = self.query_encoder
+        return _inference_thread.submit(encoder.encode if encoder else self.embed_query_with_torch, text)
 
-    def _forward_one(self, text: str) -> np.ndarray:
+    def embed_query_with_torch(self, text: str) -> np.ndarray:
+        """One query's normalised vector through torch (the fallback, and ONNX's reference)."""
         # The same modules as `encode`, called directly: `encode` spends ~6 ms per call sorting,
         # batching and converting, a third of a query's cost. One core: the other one runs the
         # keyword query meanwhile; two threads would only time-share with it.

@@ -60,3 +60,21 @@ def test_deleting_a_user_removes_their_statistics(owner):
     get_user_model().objects.filter(pk=owner_id).delete()
     assert not OwnerTermStatistic.objects.filter(owner_id=owner_id).exists()
     assert not OwnerCorpusStatistic.objects.filter(owner_id=owner_id).exists()
+
+
+def test_one_update_that_changes_some_texts_and_owners_and_not_others(owner, stranger):
+    for n in range(6):
+        services.memory_write(owner=owner, content=f"memory {n} about the billing service and its queue")
+    ids = list(Memory.objects.filter(owner=owner).order_by("id").values_list("id", flat=True))
+    # One statement: two rows get new text, two change owner, two only change status.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memories_memory SET "
+            "content = CASE WHEN id = ANY(%s) THEN 'rewritten: the search index moved' ELSE content END, "
+            "owner_id = CASE WHEN id = ANY(%s) THEN %s ELSE owner_id END, "
+            "indexing_status = 'indexed' WHERE id = ANY(%s)",
+            [ids[:2], ids[2:4], stranger.pk, ids],
+        )
+    assert stored(owner) == recount(owner)
+    assert stored(stranger) == recount(stranger)
+    assert stored(owner)[1][0] == 4
