@@ -15,4 +15,5 @@ def post_worker_init(worker) -> None:
     """Load the embedding model and its query encoder before the first request, not during it."""
     from memories.embedding import get_embedder
 
-    _ = get_embedder().query_encoder
+    embedder = get_embedder()
+    embedder.embed_query("warm up the query path").result()

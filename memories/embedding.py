@@ -45,6 +45,15 @@ class Embedder:
         """
         return _inference_thread.submit(self._encode, texts).result()
 
+    def warm_up(self) -> None:
+        """Run one batch shaped like real work (short to chunk-long texts), so that the first
+        real batch does not also pay for the runtime's lazy set-up (thread pool, allocations)."""
+        from memories.chunking import CHUNK_CHARS
+
+        words = "remember the decision about the pricing page and the release " * (CHUNK_CHARS // 60)
+        lengths = np.linspace(20, CHUNK_CHARS, settings.GNOSEM_EMBEDDING_BATCH_SIZE, dtype=int)
+        self.embed([words[:length] for length in lengths])
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         import torch
 

@@ -14,8 +14,9 @@ REQUEUE_BATCH = 64
 
 @on_startup()
 def load_embedding_model() -> None:
-    """Load the model when a consumer starts, not inside the first task it runs."""
+    """Load and warm the model when a consumer starts, not inside the first task it runs."""
     embedder = embedding.get_embedder()
+    embedder.warm_up()
     logger.info("embedding model %s loaded (%d dimensions)", embedder.name, embedder.dimension)
 
 
