@@ -1,4 +1,4 @@
-"""One paragraph through a real model, end to end, when the environment names one.
+r"""One paragraph through a real model, end to end, when the environment names one.
 
     GNOSEM_LLM_BASE_URL=http://127.0.0.1:11434/v1 GNOSEM_LLM_MODEL=llama3.1:8b \
         .venv/bin/python -m pytest tests/memories/test_compression_real_model.py
