@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 from huey.contrib.djhuey import HUEY
 
-from memories import compression, services
+from memories import compression, selectors, services
 from memories.models import Chunk, CompressionStatus, IndexingStatus, Memory
 from memories.tasks import compress_memory_task
 from tests.memories.chat_server import Reply
@@ -303,3 +303,14 @@ def test_a_result_for_text_edited_while_the_model_worked_is_not_stored(transacti
     assert memory.content == RAW_EDITED
     assert memory.content_optimized == GOOD_EDITED
     assert [request["messages"][1]["content"] for request in chat_server.requests] == [RAW, RAW_EDITED]
+
+
+def test_the_tokens_compression_saves_count_in_the_owners_usage(write, owner, chat_server):
+    chat_server.answer(GOOD)
+    write()
+    chat_server.script(Reply(status=401))
+    write(RAW_EDITED)
+    usage = selectors.memory_usage(owner)
+    assert usage.compressed == 1
+    assert usage.tokens_raw == (len(RAW) + 3) // 4 + (len(RAW_EDITED) + 3) // 4
+    assert usage.tokens_saved == (len(RAW) + 3) // 4 - (len(GOOD) + 3) // 4
