@@ -34,8 +34,8 @@ KEYS = (
 )
 SYSTEM_PROMPT = f"""\
 You rewrite a note as one line of facts for an assistant to read later.
-Output format: KEY=value pairs separated by |, all on one line, for example:
-TOPIC=staging database|FACT=runs on port 5433|DECISION=pgbouncer in transaction mode|PERSON=Priya (owner)
+Output format: KEY=value pairs separated by |, all on one line. An example of the format only (never copy its content):
+TOPIC=team offsite|DATE=2025-05-14|PLACE=Porto|PERSON=Kofi (organiser)|DECISION=travel by train|CONSTRAINT=300 EUR each
 Keys (upper case; repeat a key as often as needed): {", ".join(KEYS)}.
 Rules:
 - Keep every distinct fact. Copy names, numbers, dates, versions, identifiers, paths, URLs and error codes exactly.

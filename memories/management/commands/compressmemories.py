@@ -37,22 +37,26 @@ class Command(BaseCommand):
         parser.add_argument(
             "--all",
             action="store_true",
-            help="Every memory over 400 characters, compressed ones included (e.g. after changing the model).",
+            dest="every_memory",
+            help=(
+                "Every memory over 400 characters, compressed ones included (e.g. after changing the model); "
+                "each new outcome replaces the old one."
+            ),
         )
 
-    def handle(self, *args, user: str | None, status: list[str] | None, all: bool, **options):
+    def handle(self, *args, user: str | None, status: list[str] | None, every_memory: bool, **options):
         if not llm.llm_configured():
             raise CommandError(
                 "Compression is off: set GNOSEM_LLM_BASE_URL and GNOSEM_LLM_MODEL (README, section Compression)."
             )
-        if all and status:
+        if every_memory and status:
             raise CommandError("Give --all or --status, not both.")
         owner = None
         if user is not None:
             owner = get_user_model().objects.filter(username=user).first()
             if owner is None:
                 raise CommandError(f"No user {user!r}.")
-        statuses = None if all else (status or DEFAULT_STATUSES)
+        statuses = None if every_memory else (status or DEFAULT_STATUSES)
         memory_ids = list(compression.memories_to_compress(statuses=statuses, owner=owner).values_list("id", flat=True))
         outcomes: Counter[str] = Counter()
         failures_in_a_row = 0
