@@ -64,6 +64,7 @@ class CompressionRun:
     """What one attempt recorded; `retry_in` (seconds) when a transient error leaves attempts."""
 
     status: str
+    reason: str = ""
     retry_in: float | None = None
 
 
@@ -158,10 +159,10 @@ def memory_compress(*, memory_id: int, attempt: int = 1, only_pending: bool = Tr
                 delay = retry_delay(attempt, exc.retry_after)
                 reason = f"attempt {attempt} of {max_attempts} failed ({exc}); next in {delay:g} s"
                 stored = _record(memory, Outcome(CompressionStatus.PENDING, reason=reason), only_pending)
-                return CompressionRun(CompressionStatus.PENDING, retry_in=delay) if stored else None
+                return CompressionRun(CompressionStatus.PENDING, reason, retry_in=delay) if stored else None
             tries = f" ({attempt} attempts)" if attempt > 1 else ""
             outcome = Outcome(CompressionStatus.LLM_ERROR, reason=f"{exc}{tries}")
-    return CompressionRun(outcome.status) if _record(memory, outcome, only_pending) else None
+    return CompressionRun(outcome.status, outcome.reason) if _record(memory, outcome, only_pending) else None
 
 
 def _record(memory: Memory, outcome: Outcome, only_pending: bool) -> bool:

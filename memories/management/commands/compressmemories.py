@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from memories import compression, llm
-from memories.models import CompressionStatus, Memory
+from memories.models import CompressionStatus
 
 DEFAULT_STATUSES = [CompressionStatus.DISABLED, CompressionStatus.LLM_ERROR]
 SELECTABLE_STATUSES = [status for status in CompressionStatus.values if status != CompressionStatus.SKIPPED_SHORT]
@@ -65,10 +65,9 @@ class Command(BaseCommand):
             outcomes[run.status if run else "changed or deleted meanwhile"] += 1
             failures_in_a_row = failures_in_a_row + 1 if run and run.status == CompressionStatus.LLM_ERROR else 0
             if failures_in_a_row == MAX_FAILURES_IN_A_ROW:
-                reason = Memory.objects.get(pk=memory_id).compression_error
                 self.stdout.write(_summary(outcomes, len(memory_ids)))
                 raise CommandError(
-                    f"Stopped: the model failed on {MAX_FAILURES_IN_A_ROW} memories in a row (last: {reason}). "
+                    f"Stopped: the model failed on {MAX_FAILURES_IN_A_ROW} memories in a row (last: {run.reason}). "
                     "Memories done so far keep their outcome; fix the endpoint and run the command again."
                 )
         self.stdout.write(_summary(outcomes, len(memory_ids)))
