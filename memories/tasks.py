@@ -5,7 +5,7 @@ import logging
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_startup
 
-from memories import embedding, services
+from memories import compression, embedding, services
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +24,16 @@ def load_embedding_model() -> None:
 def embed_memories_task(memory_ids: list[int]) -> int:
     """Embed these memories (and other waiting ones, up to a batch)."""
     return services.memories_index(memory_ids=memory_ids)
+
+
+# Below the embedding tasks' default priority: a memory found by meaning matters more than a
+# cheaper read, and a slow model must not hold back embedding when both wait.
+@db_task(priority=-1)
+def compress_memory_task(memory_id: int, attempt: int = 1) -> None:
+    """Compress one memory; after a transient failure, try again later with back-off."""
+    run = compression.memory_compress(memory_id=memory_id, attempt=attempt)
+    if run is not None and run.retry_in is not None:
+        compress_memory_task.schedule((memory_id, attempt + 1), delay=run.retry_in)
 
 
 @db_periodic_task(crontab(minute="*"))

@@ -1,4 +1,5 @@
-"""Shared fixtures: an owner and a stranger, each with tokens, and tasks run in-process."""
+"""Shared fixtures: an owner and a stranger, each with tokens, tasks run in-process, and
+compression off unless a test points it at a chat server."""
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -14,6 +15,14 @@ def tasks_run_immediately():
     HUEY.immediate = True
     yield
     HUEY.immediate = False
+
+
+@pytest.fixture(autouse=True)
+def compression_off(settings):
+    """Tests do not depend on a model configured in the environment; those about compression
+    configure their own (tests/memories/conftest.py)."""
+    settings.GNOSEM_LLM_BASE_URL = None
+    settings.GNOSEM_LLM_MODEL = None
 
 
 @pytest.fixture

@@ -163,6 +163,8 @@ def manage(*args: str, env: dict[str, str], data_dir: Path) -> subprocess.Comple
         ("REDIS_URL", "http://127.0.0.1:6379"),
         ("DATABASE_URL", "mysql://db/gnosem"),
         ("GNOSEM_TOKEN_SECRET", "too-short"),
+        ("GNOSEM_LLM_BASE_URL", "http://127.0.0.1:11434/v1"),  # without GNOSEM_LLM_MODEL
+        ("GNOSEM_LLM_TIMEOUT_SECONDS", "soon"),
     ],
 )
 def test_a_malformed_setting_stops_start_up_naming_the_variable(tmp_path, variable, value):

@@ -1,0 +1,111 @@
+"""The chat model behind compression: any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM,
+llama.cpp's server, a gateway), named by the GNOSEM_LLM_* settings. Off when none is configured.
+
+Retries are not done here (the client's own are turned off): a caller in a worker thread must not
+sleep through back-offs, so failures come back at once as `LLMError`, marked transient when
+trying again later may help.
+"""
+
+import email.utils
+import functools
+import time
+from dataclasses import dataclass
+
+import openai
+from django.conf import settings
+from openai.types.chat import ChatCompletion
+
+# HTTP statuses worth trying again later (as the openai client itself treats them).
+_TRANSIENT_STATUSES = {408, 409, 429}
+_MAX_REASON_CHARS = 300
+
+
+@dataclass(frozen=True)
+class ChatAnswer:
+    text: str
+    truncated: bool  # the model stopped at the token cap, mid-answer
+
+
+class LLMError(Exception):
+    """The model gave no usable answer. `transient` errors (timeout, refused connection, 429,
+    5xx) may succeed later; `retry_after` is the server's own hint in seconds, if it gave one."""
+
+    def __init__(self, reason: str, *, transient: bool, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.transient = transient
+        self.retry_after = retry_after
+
+
+def llm_configured() -> bool:
+    return bool(settings.GNOSEM_LLM_BASE_URL and settings.GNOSEM_LLM_MODEL)
+
+
+@functools.lru_cache(maxsize=4)
+def _client(base_url: str, api_key: str | None, timeout: float) -> openai.OpenAI:
+    # Local servers (Ollama, llama.cpp, vLLM) need no key, but the client insists on one; it is
+    # sent as a bearer token they ignore.
+    return openai.OpenAI(base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0)
+
+
+def chat_complete(*, system: str, user: str, max_tokens: int) -> ChatAnswer:
+    """One deterministic (temperature 0) chat completion from the configured model."""
+    timeout = settings.GNOSEM_LLM_TIMEOUT_SECONDS
+    client = _client(settings.GNOSEM_LLM_BASE_URL, settings.GNOSEM_LLM_API_KEY, timeout)
+    try:
+        response = client.chat.completions.create(
+            model=settings.GNOSEM_LLM_MODEL,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            temperature=0,
+            max_tokens=max_tokens,
+        )
+    except openai.APITimeoutError:
+        raise LLMError(f"no answer within {timeout:g} s", transient=True) from None
+    except openai.APIConnectionError as exc:
+        cause = exc.__cause__ or exc
+        raise LLMError(_clip(f"cannot reach {settings.GNOSEM_LLM_BASE_URL}: {cause}"), transient=True) from None
+    except openai.APIStatusError as exc:
+        status = exc.status_code
+        raise LLMError(
+            _clip(f"HTTP {status}: {_error_message(exc)}"),
+            transient=status in _TRANSIENT_STATUSES or status >= 500,
+            retry_after=_retry_after(exc.response.headers.get("retry-after")),
+        ) from None
+    except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
+        raise LLMError(_clip(f"the answer is not a chat completion: {exc}"), transient=False) from None
+    # The client hands back a non-JSON body as text and builds JSON of any shape without checking it.
+    if not isinstance(response, ChatCompletion) or not isinstance(response.choices, list):
+        raise LLMError(_clip(f"the answer is not a chat completion: {str(response)!r}"), transient=False)
+    if not response.choices:
+        return ChatAnswer(text="", truncated=False)
+    choice = response.choices[0]
+    text = getattr(getattr(choice, "message", None), "content", None)
+    if not isinstance(text, str | None):
+        raise LLMError(_clip(f"the answer's message is not text: {text!r}"), transient=False)
+    return ChatAnswer(text=text or "", truncated=getattr(choice, "finish_reason", None) == "length")
+
+
+def _error_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return body["message"]
+    if isinstance(body, str) and body.strip():  # Ollama's {"error": "model 'x' not found"}
+        return body.strip()
+    return exc.response.text.strip() or exc.response.reason_phrase
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (a number of seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def _clip(reason: str) -> str:
+    return reason if len(reason) <= _MAX_REASON_CHARS else reason[: _MAX_REASON_CHARS - 1] + "…"
