@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from gnosem.env import env_bool, env_float, env_int, env_list, env_str, env_url, persistent_secret
+from gnosem.env import env_bool, env_choice, env_float, env_int, env_list, env_str, env_url, persistent_secret
 from gnosem.huey_config import huey_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -32,6 +32,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "huey.contrib.djhuey",
+    "allauth",
+    "allauth.account",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts",
     "memories",
 ]
@@ -44,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "gnosem.urls"
@@ -104,6 +110,48 @@ GNOSEM_RRF_K = env_int("GNOSEM_RRF_K", 60, minimum=1)
 GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 1.0, minimum=0.0)
 GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0)
 
+# Caches: allauth counts log-in attempts here, so every web process on every host must see the
+# same counts: Redis when there is one, else a database table (`manage.py createcachetable`).
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "gnosem_cache"}}
+
+# Accounts (django-allauth): e-mail address and password; the username is derived from the e-mail.
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_EMAIL_VERIFICATION = env_choice("GNOSEM_EMAIL_VERIFICATION", "optional", ("none", "optional", "mandatory"))
+ACCOUNT_LOGIN_ON_PASSWORD_RESET = True
+# Failed log-ins are throttled per IP address and per account (allauth's rate limits, counted in
+# the cache); the other limits keep allauth's defaults.
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": env_str("GNOSEM_LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
+}
+LOGIN_URL = "account_login"
+LOGIN_REDIRECT_URL = "home"
+ACCOUNT_LOGOUT_REDIRECT_URL = "home"
+
+# E-mail (password reset, address confirmation): printed to the console unless EMAIL_HOST is set.
+EMAIL_HOST = env_str("EMAIL_HOST")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1, maximum=65535)
+    EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+    EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Gnosem <gnosem@localhost>")
+
+# Export / import: uploads larger than this are refused before they are read.
+GNOSEM_IMPORT_MAX_BYTES = env_int("GNOSEM_IMPORT_MAX_BYTES", 64 * 1024 * 1024, minimum=1024)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -118,6 +166,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = GNOSEM_DATA_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
 
 LOGGING = {
     "version": 1,
