@@ -9,13 +9,13 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import connection
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
-from memories import selectors, services
+from memories import selectors, services, transfer
 from memories.exceptions import NotFound, ValidationError
 from memories.health import queue_state
 from memories.models import Memory
@@ -136,6 +136,54 @@ def memory_delete(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         messages.success(request, "The memory was deleted.")
         return redirect("home")
     return render(request, "memories/memory_confirm_delete.html", {"memory": memory})
+
+
+def export_filename() -> str:
+    return f"gnosem-export-{timezone.now():%Y%m%d-%H%M%S}.json"
+
+
+def upload_too_large(request: HttpRequest) -> bool:
+    """Whether the request body is over the import limit, judged from its declared length before
+    any of it is read (Django never reads past Content-Length)."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return True
+    return length > settings.GNOSEM_IMPORT_MAX_BYTES
+
+
+@login_required
+@require_GET
+def export_download(request: HttpRequest) -> StreamingHttpResponse:
+    """All the user's memories as one JSON file, streamed."""
+    response = StreamingHttpResponse(transfer.export_chunks(request.user), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{export_filename()}"'
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def transfer_page(request: HttpRequest) -> HttpResponse:
+    """Export (a link) and import (an upload form); POST imports the uploaded file."""
+    context = {"count": transfer.export_count(request.user), "max_mib": settings.GNOSEM_IMPORT_MAX_BYTES / 2**20}
+    if request.method == "GET":
+        return render(request, "memories/transfer.html", context)
+    if upload_too_large(request):
+        context["error"] = (
+            f"The file is larger than the {context['max_mib']:.0f} MiB import limit; nothing was imported."
+        )
+        return render(request, "memories/transfer.html", context, status=413)
+    upload = request.FILES.get("file")
+    if upload is None:
+        context["error"] = "Choose an export file (.json) to import."
+        return render(request, "memories/transfer.html", context, status=400)
+    try:
+        report = transfer.import_memories(owner=request.user, document=transfer.parse_document(upload.read()))
+    except ValidationError as error:
+        context["error"] = f"{upload.name}: {error.message}"
+        return render(request, "memories/transfer.html", context, status=400)
+    messages.success(request, f"{upload.name}: {report}")
+    return redirect("transfer")
 
 
 @require_GET
