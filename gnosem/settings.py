@@ -152,6 +152,28 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Gnosem <gnosem@localhost>")
 # Export / import: uploads larger than this are refused before they are read.
 GNOSEM_IMPORT_MAX_BYTES = env_int("GNOSEM_IMPORT_MAX_BYTES", 64 * 1024 * 1024, minimum=1024)
 
+# REST API (/api/v1/): API tokens only, JSON in and out, errors as {"error": {...}}.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["memories.api.authentication.ApiTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["memories.api.authentication.TokenScope"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "memories.api.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Gnosem API",
+    "DESCRIPTION": "Memories of one user, by API token: the same operations as the MCP tools.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    # The docs page's scripts come from the drf-spectacular-sidecar package: nothing loads from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -8,6 +8,7 @@ urlpatterns = [
     path("", include("memories.urls")),
     path("", include("accounts.urls")),
     path("accounts/", include("allauth.urls")),
+    path("api/v1/", include("memories.api.urls")),
     path("admin/", admin.site.urls),
     # The stylesheet, script and API docs assets, served by Django itself so that one process
     # needs nothing in front of it; they are few and small. A proxy may serve STATIC_ROOT instead.

@@ -48,6 +48,23 @@ MAX_REPORTED_PROBLEMS = 10
 INSERT_BATCH = 500
 
 
+def export_filename() -> str:
+    return f"gnosem-export-{timezone.now():%Y%m%d-%H%M%S}.json"
+
+
+def exceeds_import_limit(content_length: str | None) -> bool:
+    """Whether a request body of this declared length is over GNOSEM_IMPORT_MAX_BYTES. Judged
+    before anything is read: Django never reads past Content-Length."""
+    try:
+        return int(content_length or 0) > settings.GNOSEM_IMPORT_MAX_BYTES
+    except ValueError:
+        return True
+
+
+def import_limit_description() -> str:
+    return f"{settings.GNOSEM_IMPORT_MAX_BYTES / 2**20:.0f} MiB"
+
+
 def memory_to_export(memory: Memory) -> dict[str, Any]:
     return {
         "id": str(memory.public_id),

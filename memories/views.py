@@ -138,26 +138,12 @@ def memory_delete(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     return render(request, "memories/memory_confirm_delete.html", {"memory": memory})
 
 
-def export_filename() -> str:
-    return f"gnosem-export-{timezone.now():%Y%m%d-%H%M%S}.json"
-
-
-def upload_too_large(request: HttpRequest) -> bool:
-    """Whether the request body is over the import limit, judged from its declared length before
-    any of it is read (Django never reads past Content-Length)."""
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return True
-    return length > settings.GNOSEM_IMPORT_MAX_BYTES
-
-
 @login_required
 @require_GET
 def export_download(request: HttpRequest) -> StreamingHttpResponse:
     """All the user's memories as one JSON file, streamed."""
     response = StreamingHttpResponse(transfer.export_chunks(request.user), content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="{export_filename()}"'
+    response["Content-Disposition"] = f'attachment; filename="{transfer.export_filename()}"'
     return response
 
 
@@ -165,13 +151,11 @@ def export_download(request: HttpRequest) -> StreamingHttpResponse:
 @require_http_methods(["GET", "POST"])
 def transfer_page(request: HttpRequest) -> HttpResponse:
     """Export (a link) and import (an upload form); POST imports the uploaded file."""
-    context = {"count": transfer.export_count(request.user), "max_mib": settings.GNOSEM_IMPORT_MAX_BYTES / 2**20}
+    context = {"count": transfer.export_count(request.user), "limit": transfer.import_limit_description()}
     if request.method == "GET":
         return render(request, "memories/transfer.html", context)
-    if upload_too_large(request):
-        context["error"] = (
-            f"The file is larger than the {context['max_mib']:.0f} MiB import limit; nothing was imported."
-        )
+    if transfer.exceeds_import_limit(request.META.get("CONTENT_LENGTH")):
+        context["error"] = f"The file is larger than the {context['limit']} import limit; nothing was imported."
         return render(request, "memories/transfer.html", context, status=413)
     upload = request.FILES.get("file")
     if upload is None:

@@ -22,7 +22,7 @@ def tasks_run_immediately():
 def django_db_setup(django_db_setup, django_db_blocker):
     """The test database, plus the cache table the log-in throttle counts in (as `serve` makes)."""
     with django_db_blocker.unblock():
-        call_command("createcachetable")
+        call_command("createcachetable", verbosity=0)
 
 
 @pytest.fixture
