@@ -20,6 +20,12 @@ DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = persistent_secret("SECRET_KEY", GNOSEM_DATA_DIR)
 GNOSEM_TOKEN_SECRET = persistent_secret("GNOSEM_TOKEN_SECRET", GNOSEM_DATA_DIR)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+# Behind a proxy that terminates TLS: trust its X-Forwarded-Proto, so that the URLs Gnosem shows
+# (the MCP URL on the Connect page) say https and the browser's cookies travel only over https.
+if env_bool("GNOSEM_BEHIND_HTTPS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Browser origins allowed to call /mcp (besides requests without an Origin header, as CLI clients send).
 GNOSEM_MCP_ALLOWED_ORIGINS = env_list("GNOSEM_MCP_ALLOWED_ORIGINS", [])
 
