@@ -138,6 +138,9 @@ ACCOUNT_LOGIN_ON_PASSWORD_RESET = True
 ACCOUNT_RATE_LIMITS = {
     "login_failed": env_str("GNOSEM_LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
 }
+# Proxies in front that append to X-Forwarded-For: the throttle then counts per client address
+# rather than per proxy. 0 (no proxy) uses the connection's address.
+ALLAUTH_TRUSTED_PROXY_COUNT = env_int("GNOSEM_TRUSTED_PROXY_COUNT", 0, minimum=0, maximum=10)
 LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "home"
 ACCOUNT_LOGOUT_REDIRECT_URL = "home"

@@ -90,3 +90,21 @@ def test_the_sign_up_form_needs_its_csrf_token():
     )
     assert response.status_code == 403
     assert not get_user_model().objects.filter(email="eve@example.com").exists()
+
+
+@pytest.mark.django_db
+def test_behind_a_proxy_the_throttle_counts_per_client_address(client, settings):
+    settings.ALLAUTH_TRUSTED_PROXY_COUNT = 1
+
+    def fail(address: str, email: str):
+        return client.post(
+            reverse("account_login"),
+            {"login": email, "password": "wrong"},
+            # The proxy appends the address it saw; what the client put before it is not trusted.
+            headers={"X-Forwarded-For": f"192.0.2.1, {address}"},
+        )
+
+    for i in range(10):  # ten accounts, one address: the per-address limit
+        fail("203.0.113.7", f"user{i}@example.com")
+    assert "Too many failed login attempts" in fail("203.0.113.7", "fresh@example.com").content.decode()
+    assert "Too many failed login attempts" not in fail("198.51.100.9", "fresh@example.com").content.decode()
