@@ -164,7 +164,7 @@ GNOSEM_IMPORT_MAX_BYTES = env_int("GNOSEM_IMPORT_MAX_BYTES", 64 * 1024 * 1024, m
 # REST API (/api/v1/): API tokens only, JSON in and out, errors as {"error": {...}}.
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["memories.api.authentication.ApiTokenAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["memories.api.authentication.TokenScope"],
+    "DEFAULT_PERMISSION_CLASSES": ["memories.api.authentication.TokenScopePermission"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "memories.api.errors.api_exception_handler",

@@ -135,10 +135,10 @@ class DailyWrites:
 def memory_writes_per_day(owner, *, days: int) -> list[DailyWrites]:
     """How many memories each client wrote on each of the last `days` days (UTC, today
     included), by creation time; days without writes are absent."""
-    since = timezone.now().date() - timedelta(days=days - 1)
+    today = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
     rows = (
         memories_of(owner)
-        .filter(created_at__date__gte=since)
+        .filter(created_at__gte=today - timedelta(days=days - 1))  # a range the owner/date index serves
         .annotate(day=TruncDate("created_at"))
         .values("day", "written_by")
         .annotate(count=Count("id"))

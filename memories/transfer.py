@@ -46,6 +46,7 @@ MEMORY_FIELDS = (
 # Problems listed in one refusal; the rest are counted.
 MAX_REPORTED_PROBLEMS = 10
 INSERT_BATCH = 500
+ID_LOOKUP_BATCH = 10_000
 
 
 def export_filename() -> str:
@@ -216,12 +217,7 @@ def import_memories(*, owner, document: object, progress: Callable[[int], None] 
     `progress(n)` is called as entries are written (or skipped)."""
     entries = _clean_document(document)
     with transaction.atomic():
-        existing = set(
-            memories_of(owner)
-            .filter(created_at__in={entry.created_at for entry in entries})
-            .annotate(digest=MD5("content"))
-            .values_list("digest", "created_at")
-        )
+        existing = _existing_keys(owner, entries)
         fresh: list[_Entry] = []
         for entry in entries:
             if entry.key not in existing:
@@ -229,8 +225,7 @@ def import_memories(*, owner, document: object, progress: Callable[[int], None] 
                 fresh.append(entry)
         if progress and len(entries) > len(fresh):
             progress(len(entries) - len(fresh))
-        wanted_ids = [entry.public_id for entry in fresh if entry.public_id]
-        taken = set(Memory.objects.filter(public_id__in=wanted_ids).values_list("public_id", flat=True))
+        taken = _taken_ids([entry.public_id for entry in fresh if entry.public_id])
         new_ids = 0
         memories = []
         for entry in fresh:
@@ -247,6 +242,31 @@ def import_memories(*, owner, document: object, progress: Callable[[int], None] 
         for start in range(0, len(created_ids), step):
             enqueue_indexing(created_ids[start : start + step])
     return ImportReport(imported=len(memories), duplicates=len(entries) - len(fresh), new_ids=new_ids)
+
+
+def _existing_keys(owner, entries: list[_Entry]) -> set[tuple[str, datetime]]:
+    """(content digest, creation time) of the owner's memories in the file's time span: the
+    duplicate check. A range, not a list of times: a query holds at most 65,535 parameters."""
+    if not entries:
+        return set()
+    return set(
+        memories_of(owner)
+        .filter(
+            created_at__gte=min(entry.created_at for entry in entries),
+            created_at__lte=max(entry.created_at for entry in entries),
+        )
+        .annotate(digest=MD5("content"))
+        .values_list("digest", "created_at")
+    )
+
+
+def _taken_ids(public_ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these ids some memory (anyone's) already has, asked a batch at a time."""
+    taken: set[uuid.UUID] = set()
+    for start in range(0, len(public_ids), ID_LOOKUP_BATCH):
+        batch = public_ids[start : start + ID_LOOKUP_BATCH]
+        taken.update(Memory.objects.filter(public_id__in=batch).values_list("public_id", flat=True))
+    return taken
 
 
 def _memory_from(owner, entry: _Entry, public_id: uuid.UUID) -> Memory:

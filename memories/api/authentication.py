@@ -26,7 +26,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         return WWW_AUTHENTICATE
 
 
-class TokenScope(permissions.BasePermission):
+class TokenScopePermission(permissions.BasePermission):
     """Any token reads; only a write token changes anything."""
 
     message = "This token is read-only: create a token with the write scope to change memories."

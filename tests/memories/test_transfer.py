@@ -134,3 +134,25 @@ def test_parse_document_explains_what_is_not_json():
     with pytest.raises(ValidationError, match="is not UTF-8"):
         transfer.parse_document(b"\xff\xfe\x00")
     assert transfer.parse_document(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}  # a BOM is fine
+
+
+def test_taken_ids_are_found_across_lookup_batches(owner, stranger, written, monkeypatch):
+    monkeypatch.setattr(transfer, "ID_LOOKUP_BATCH", 2)
+    document = export_of(owner)
+    Memory.objects.filter(owner=owner, public_id__in=[written[1].public_id, written[3].public_id]).delete()
+    report = transfer.import_memories(owner=stranger, document=document)
+    assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 4}
+    kept = set(Memory.objects.filter(owner=stranger).values_list("public_id", flat=True))
+    assert {written[1].public_id, written[3].public_id} <= kept
+
+
+def test_duplicates_are_recognised_only_at_the_same_creation_time(owner):
+    services.memory_write(owner=owner, content="repeated text", created_at=START)
+    items = [
+        {"content": "repeated text", "created_at": START.isoformat()},
+        {"content": "repeated text", "created_at": (START + timedelta(seconds=1)).isoformat()},
+    ]
+    report = transfer.import_memories(
+        owner=owner, document={"format": "gnosem-export", "version": 1, "memories": items}
+    )
+    assert (report.imported, report.duplicates) == (1, 1)
