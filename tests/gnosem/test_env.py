@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from gnosem.env import env_bool, env_float, env_int, env_list, env_str, env_url, persistent_secret
+from gnosem.env import env_bool, env_choice, env_float, env_int, env_list, env_str, env_url, persistent_secret
 
 VAR = "GNOSEM_TEST_SETTING"
 
@@ -176,3 +176,12 @@ def test_check_passes_on_embedded_defaults_without_starting_the_database(tmp_pat
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
     assert not (tmp_path / "postgres").exists()
+
+
+def test_env_choice_accepts_only_its_choices(monkeypatch):
+    assert env_choice(VAR, "optional", ("none", "optional")) == "optional"
+    monkeypatch.setenv(VAR, "none")
+    assert env_choice(VAR, "optional", ("none", "optional")) == "none"
+    monkeypatch.setenv(VAR, "sometimes")
+    with pytest.raises(ImproperlyConfigured, match="GNOSEM_TEST_SETTING='sometimes' is not one of none, optional"):
+        env_choice(VAR, "optional", ("none", "optional"))
