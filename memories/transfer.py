@@ -63,7 +63,8 @@ def exceeds_import_limit(content_length: str | None) -> bool:
 
 
 def import_limit_description() -> str:
-    return f"{settings.GNOSEM_IMPORT_MAX_BYTES / 2**20:.0f} MiB"
+    limit = settings.GNOSEM_IMPORT_MAX_BYTES
+    return f"{limit / 2**20:.3g} MiB" if limit >= 2**20 else f"{limit / 2**10:.3g} KiB"
 
 
 def memory_to_export(memory: Memory) -> dict[str, Any]:

@@ -48,12 +48,16 @@ def test_a_bad_upload_is_refused_with_a_reason_and_changes_nothing(owner_client,
     assert not Memory.objects.filter(owner=owner).exists()
 
 
-def test_an_oversized_upload_is_refused_before_it_is_read(owner_client, owner, settings):
+def test_an_oversized_upload_is_refused_before_it_is_read(owner, settings):
     settings.GNOSEM_IMPORT_MAX_BYTES = 2048
     item = {"content": "x" * 3000, "created_at": "2025-01-01"}
-    response = upload(owner_client, json.dumps({"format": "gnosem-export", "version": 1, "memories": [item]}).encode())
+    # With CSRF enforced and no token: the answer is 413, not 403, so the size was judged before
+    # the CSRF check read the form (and with it the file).
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(owner)
+    response = upload(client, json.dumps({"format": "gnosem-export", "version": 1, "memories": [item]}).encode())
     assert response.status_code == 413
-    assert "larger than the" in response.content.decode()
+    assert "larger than the 2 KiB import limit; nothing was imported" in response.content.decode()
     assert not Memory.objects.filter(owner=owner).exists()
 
 
