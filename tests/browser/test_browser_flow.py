@@ -1,6 +1,6 @@
 """A person in a real browser (Debian's Chromium through Playwright) against a live server: sign
 up, create a token, let an assistant write through the MCP SDK client with it, see the memory on
-the dashboard, search it, open it, export everything, and read the API docs.
+the dashboard, search it, open it, export everything and import it back, and read the API docs.
 
 GNOSEM_SCREENSHOTS=1 saves one screenshot per page under bench/screenshots/.
 """
@@ -134,11 +134,15 @@ def test_sign_up_connect_an_assistant_find_its_memory_and_export(live_server, br
     assert [(m["id"], m["content"], m["tags"]) for m in exported["memories"]] == [
         (written["id"], MEMORY, ["ops", "deploy"])
     ]
+    page.set_input_files("#file", str(path))
+    page.get_by_role("button", name="Import").click()
+    assert "export.json: 0 memories imported, 1 duplicate skipped." in page.inner_text(".messages")
+    shot("10-imported")
 
     page.get_by_role("link", name="API").click()
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)  # the docs page's own scripts ran
-    shot("10-api-docs")
+    shot("11-api-docs")
     page.goto(f"{live_server.url}/tokens/")
-    shot("11-tokens")
+    shot("12-tokens")
 
     assert foreign == []  # nothing was fetched from anywhere but this server
