@@ -20,6 +20,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "screenshots"
 PASSWORD = "a long browser passphrase 31"
 MEMORY = "Production deploys go through ArgoCD; the rollback runbook code is ERR_ARGO_5521."
+HOSTILE = 'Pasted from a web page: <script>window.gnosemXss = 1</script><img src=x onerror="window.gnosemXss = 2">'
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium")
 
@@ -60,6 +61,7 @@ def write_with_the_sdk_client(live_server, token: str) -> dict:
     """The assistant's side, in its own thread (Playwright owns this thread's event loop)."""
 
     async def write(client: Client) -> dict:
+        await client.call_tool("memory_write", {"content": HOSTILE})
         result = await client.call_tool("memory_write", {"content": MEMORY, "tags": ["ops", "deploy"]})
         return result.structured_content
 
@@ -113,14 +115,15 @@ def test_sign_up_connect_an_assistant_find_its_memory_and_export(live_server, br
     assert written["id"]
 
     page.get_by_role("link", name="Memories").click()
-    assert MEMORY in page.inner_text(".memory-list")
+    assert MEMORY in page.inner_text(".memory-list") and HOSTILE in page.inner_text(".memory-list")
+    assert page.evaluate("() => window.gnosemXss") is None  # shown as text, never run
     shot("06-dashboard")
     page.fill("#q", "ERR_ARGO_5521")
     page.get_by_role("button", name="Go").click()
     page.wait_for_selector("text=Search results")
     assert MEMORY in page.inner_text(".memory-list")
     shot("07-search")
-    page.click(".memory-list a.text")
+    page.click(f".memory-list a.text:has-text('{MEMORY}')")
     assert page.inner_text("#raw-text") == MEMORY and written["id"] in page.content()
     shot("08-detail")
 
@@ -131,12 +134,11 @@ def test_sign_up_connect_an_assistant_find_its_memory_and_export(live_server, br
     path = tmp_path / "export.json"
     download_info.value.save_as(path)
     exported = json.loads(path.read_text())
-    assert [(m["id"], m["content"], m["tags"]) for m in exported["memories"]] == [
-        (written["id"], MEMORY, ["ops", "deploy"])
-    ]
+    assert [(m["content"], m["tags"]) for m in exported["memories"]] == [(HOSTILE, []), (MEMORY, ["ops", "deploy"])]
+    assert exported["memories"][1]["id"] == written["id"]
     page.set_input_files("#file", str(path))
     page.get_by_role("button", name="Import").click()
-    assert "export.json: 0 memories imported, 1 duplicate skipped." in page.inner_text(".messages")
+    assert "export.json: 0 memories imported, 2 duplicates skipped." in page.inner_text(".messages")
     shot("10-imported")
 
     page.get_by_role("link", name="API").click()
