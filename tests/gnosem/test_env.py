@@ -163,6 +163,8 @@ def manage(*args: str, env: dict[str, str], data_dir: Path) -> subprocess.Comple
         ("REDIS_URL", "http://127.0.0.1:6379"),
         ("DATABASE_URL", "mysql://db/gnosem"),
         ("GNOSEM_TOKEN_SECRET", "too-short"),
+        ("GNOSEM_EMAIL_VERIFICATION", "sometimes"),
+        ("GNOSEM_IMPORT_MAX_BYTES", "12"),
     ],
 )
 def test_a_malformed_setting_stops_start_up_naming_the_variable(tmp_path, variable, value):
@@ -185,3 +187,21 @@ def test_env_choice_accepts_only_its_choices(monkeypatch):
     monkeypatch.setenv(VAR, "sometimes")
     with pytest.raises(ImproperlyConfigured, match="GNOSEM_TEST_SETTING='sometimes' is not one of none, optional"):
         env_choice(VAR, "optional", ("none", "optional"))
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "django.core.cache.backends.db.DatabaseCache django.core.mail.backends.console.EmailBackend"),
+        (
+            {"REDIS_URL": "redis://127.0.0.1:6379/3", "EMAIL_HOST": "smtp.example.com"},
+            "django.core.cache.backends.redis.RedisCache django.core.mail.backends.smtp.EmailBackend",
+        ),
+    ],
+)
+def test_the_shared_cache_and_the_mail_backend_follow_the_environment(tmp_path, env, expected):
+    """Every web process must count sign-in failures in one place: never a per-process cache."""
+    code = "from django.conf import settings as s; print(s.CACHES['default']['BACKEND'], s.EMAIL_BACKEND)"
+    result = manage("shell", "-c", code, env=env, data_dir=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == expected  # after the shell's own banner
