@@ -9,7 +9,17 @@ import os
 import sys
 from pathlib import Path
 
-from gnosem.env import env_bool, env_choice, env_float, env_int, env_list, env_str, env_url, persistent_secret
+from gnosem.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_rate_limit,
+    env_str,
+    env_url,
+    persistent_secret,
+)
 from gnosem.huey_config import huey_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -137,7 +147,7 @@ ACCOUNT_LOGIN_ON_PASSWORD_RESET = True
 # Failed log-ins are throttled per IP address and per account (allauth's rate limits, counted in
 # the cache); the other limits keep allauth's defaults.
 ACCOUNT_RATE_LIMITS = {
-    "login_failed": env_str("GNOSEM_LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
+    "login_failed": env_rate_limit("GNOSEM_LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
 }
 # Proxies in front that append to X-Forwarded-For: the throttle then counts per client address
 # rather than per proxy. 0 (no proxy) uses the connection's address.

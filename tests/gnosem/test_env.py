@@ -8,7 +8,17 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from gnosem.env import env_bool, env_choice, env_float, env_int, env_list, env_str, env_url, persistent_secret
+from gnosem.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_rate_limit,
+    env_str,
+    env_url,
+    persistent_secret,
+)
 
 VAR = "GNOSEM_TEST_SETTING"
 
@@ -165,6 +175,7 @@ def manage(*args: str, env: dict[str, str], data_dir: Path) -> subprocess.Comple
         ("GNOSEM_TOKEN_SECRET", "too-short"),
         ("GNOSEM_EMAIL_VERIFICATION", "sometimes"),
         ("GNOSEM_IMPORT_MAX_BYTES", "12"),
+        ("GNOSEM_LOGIN_FAILED_RATE_LIMIT", "five per minute"),
     ],
 )
 def test_a_malformed_setting_stops_start_up_naming_the_variable(tmp_path, variable, value):
@@ -205,3 +216,12 @@ def test_the_shared_cache_and_the_mail_backend_follow_the_environment(tmp_path, 
     result = manage("shell", "-c", code, env=env, data_dir=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == expected  # after the shell's own banner
+
+
+def test_env_rate_limit_reads_allauths_form(monkeypatch):
+    assert env_rate_limit(VAR, "10/m/ip") == "10/m/ip"
+    monkeypatch.setenv(VAR, "20/m/ip, 3/10m/key,100/d")
+    assert env_rate_limit(VAR, "10/m/ip") == "20/m/ip, 3/10m/key,100/d"
+    monkeypatch.setenv(VAR, "20/minute")
+    with pytest.raises(ImproperlyConfigured, match="is not a rate limit like 10/m/ip,5/5m/key"):
+        env_rate_limit(VAR, "10/m/ip")
