@@ -50,6 +50,7 @@ ID_LOOKUP_BATCH = 10_000
 
 
 def export_filename() -> str:
+    """The download's file name, stamped with the time (UTC)."""
     return f"gnosem-export-{timezone.now():%Y%m%d-%H%M%S}.json"
 
 
@@ -63,11 +64,13 @@ def exceeds_import_limit(content_length: str | None) -> bool:
 
 
 def import_limit_description() -> str:
+    """The import limit for people: "64 MiB", "2 KiB"."""
     limit = settings.GNOSEM_IMPORT_MAX_BYTES
     return f"{limit / 2**20:.3g} MiB" if limit >= 2**20 else f"{limit / 2**10:.3g} KiB"
 
 
 def memory_to_export(memory: Memory) -> dict[str, Any]:
+    """One memory as an export entry: everything import needs to recreate it."""
     return {
         "id": str(memory.public_id),
         "content": memory.content,
@@ -81,6 +84,7 @@ def memory_to_export(memory: Memory) -> dict[str, Any]:
 
 
 def export_count(owner) -> int:
+    """How many memories an export of this owner holds."""
     return memories_of(owner).count()
 
 
