@@ -108,3 +108,17 @@ def test_behind_a_proxy_the_throttle_counts_per_client_address(client, settings)
         fail("203.0.113.7", f"user{i}@example.com")
     assert "Too many failed login attempts" in fail("203.0.113.7", "fresh@example.com").content.decode()
     assert "Too many failed login attempts" not in fail("198.51.100.9", "fresh@example.com").content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["account_login", "account_signup", "account_reset_password"])
+def test_the_anonymous_account_pages_use_the_sites_layout(client, name):
+    page = client.get(reverse(name)).content.decode()
+    assert '<link rel="stylesheet" href="/static/gnosem.css">' in page and 'class="brand"' in page
+
+
+@pytest.mark.parametrize("name", ["account_change_password", "account_email", "account_logout"])
+def test_the_signed_in_account_pages_use_the_sites_layout(owner_client, name):
+    response = owner_client.get(reverse(name), follow=True)  # no password yet: "set" instead of "change"
+    assert response.status_code == 200
+    assert 'class="brand"' in response.content.decode() and "Sign out" in response.content.decode()
