@@ -27,3 +27,4 @@ lint: $(INSTALLED)
 
 bench: $(INSTALLED)
 	$(PY) bench/spine.py
+	$(PY) bench/webapp.py

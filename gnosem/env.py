@@ -1,6 +1,7 @@
 """Typed readers for environment variables that fail loudly, naming the variable."""
 
 import os
+import re
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -64,6 +65,31 @@ def env_bool(name: str, default: bool) -> bool:
     if value.lower() in _FALSE:
         return False
     raise ImproperlyConfigured(f"{name}={value!r} is not a boolean; use one of true/false, 1/0, yes/no, on/off.")
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = _raw(name)
+    if value is None:
+        return default
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={value!r} is not one of {', '.join(choices)}.")
+    return value
+
+
+_RATE = re.compile(r"\d+/\d*[smhd](/(ip|key|user))?")
+
+
+def env_rate_limit(name: str, default: str) -> str:
+    """A rate limit in allauth's form: comma-separated `count/period/per`, like 10/m/ip,5/5m/key."""
+    value = _raw(name)
+    if value is None:
+        return default
+    if not all(_RATE.fullmatch(part.strip()) for part in value.split(",")):
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not a rate limit like 10/m/ip,5/5m/key "
+            "(count / period in s, m, h or d / per ip, key or user)."
+        )
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

@@ -11,7 +11,17 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from gnosem.env import env_bool, env_float, env_int, env_list, env_str, env_url, persistent_secret
+from gnosem.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_rate_limit,
+    env_str,
+    env_url,
+    persistent_secret,
+)
 from gnosem.huey_config import huey_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -22,6 +32,12 @@ DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = persistent_secret("SECRET_KEY", GNOSEM_DATA_DIR)
 GNOSEM_TOKEN_SECRET = persistent_secret("GNOSEM_TOKEN_SECRET", GNOSEM_DATA_DIR)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+# Behind a proxy that terminates TLS: trust its X-Forwarded-Proto, so that the URLs Gnosem shows
+# (the MCP URL on the Connect page) say https and the browser's cookies travel only over https.
+if env_bool("GNOSEM_BEHIND_HTTPS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Browser origins allowed to call /mcp (besides requests without an Origin header, as CLI clients send).
 GNOSEM_MCP_ALLOWED_ORIGINS = env_list("GNOSEM_MCP_ALLOWED_ORIGINS", [])
 
@@ -34,6 +50,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "huey.contrib.djhuey",
+    "allauth",
+    "allauth.account",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts",
     "memories",
 ]
@@ -42,10 +63,12 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "gnosem.middleware.UploadSizeLimitMiddleware",  # before the CSRF check reads the upload
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "gnosem.urls"
@@ -119,6 +142,73 @@ GNOSEM_RRF_K = env_int("GNOSEM_RRF_K", 60, minimum=1)
 GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 1.0, minimum=0.0)
 GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0)
 
+# Caches: allauth counts log-in attempts here, so every web process on every host must see the
+# same counts: Redis when there is one, else a database table (`manage.py createcachetable`).
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "gnosem_cache"}}
+
+# Accounts (django-allauth): e-mail address and password; the username is derived from the e-mail.
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_EMAIL_VERIFICATION = env_choice("GNOSEM_EMAIL_VERIFICATION", "optional", ("none", "optional", "mandatory"))
+ACCOUNT_LOGIN_ON_PASSWORD_RESET = True
+# Failed log-ins are throttled per IP address and per account (allauth's rate limits, counted in
+# the cache); the other limits keep allauth's defaults.
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": env_rate_limit("GNOSEM_LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
+}
+# Proxies in front that append to X-Forwarded-For: the throttle then counts per client address
+# rather than per proxy. 0 (no proxy) uses the connection's address.
+ALLAUTH_TRUSTED_PROXY_COUNT = env_int("GNOSEM_TRUSTED_PROXY_COUNT", 0, minimum=0, maximum=10)
+LOGIN_URL = "account_login"
+LOGIN_REDIRECT_URL = "home"
+ACCOUNT_LOGOUT_REDIRECT_URL = "home"
+
+# E-mail (password reset, address confirmation): printed to the console unless EMAIL_HOST is set.
+EMAIL_HOST = env_str("EMAIL_HOST")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1, maximum=65535)
+    EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+    EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Gnosem <gnosem@localhost>")
+
+# Export / import: uploads larger than this are refused before they are read.
+GNOSEM_IMPORT_MAX_BYTES = env_int("GNOSEM_IMPORT_MAX_BYTES", 64 * 1024 * 1024, minimum=1024)
+
+# REST API (/api/v1/): API tokens only, JSON in and out, errors as {"error": {...}}.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["memories.api.authentication.ApiTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["memories.api.authentication.TokenScopePermission"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "memories.api.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Gnosem API",
+    "DESCRIPTION": "Memories of one user, by API token: the same operations as the MCP tools.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    # The docs page's scripts come from the drf-spectacular-sidecar package: nothing loads from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -133,6 +223,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = GNOSEM_DATA_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
 
 LOGGING = {
     "version": 1,

@@ -5,10 +5,11 @@ import binascii
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 
 from django.db.models import Case, Count, F, Q, QuerySet, Sum, When
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, TruncDate
+from django.utils import timezone
 
 from memories.exceptions import NotFound, ValidationError
 from memories.models import IndexingStatus, Memory
@@ -121,4 +122,33 @@ def memory_usage(owner) -> MemoryUsage:
         compressed=totals["compressed"],
         tokens_raw=totals["total_raw"],
         tokens_read=totals["total_read"],
+    )
+
+
+@dataclass(frozen=True)
+class DailyWrites:
+    day: date
+    written_by: str
+    count: int
+
+
+def memory_writes_per_day(owner, *, days: int) -> list[DailyWrites]:
+    """How many memories each client wrote on each of the last `days` days (UTC, today
+    included), by creation time; days without writes are absent."""
+    today = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
+    rows = (
+        memories_of(owner)
+        .filter(created_at__gte=today - timedelta(days=days - 1))  # a range the owner/date index serves
+        .annotate(day=TruncDate("created_at"))
+        .values("day", "written_by")
+        .annotate(count=Count("id"))
+        .order_by("day", "written_by")
+    )
+    return [DailyWrites(day=row["day"], written_by=row["written_by"], count=row["count"]) for row in rows]
+
+
+def memory_clients(owner) -> list[str]:
+    """The client names that wrote the owner's memories, for filter menus."""
+    return list(
+        memories_of(owner).exclude(written_by="").order_by("written_by").values_list("written_by", flat=True).distinct()
     )

@@ -5,6 +5,10 @@ from memories.mcp.views import mcp_endpoint
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("memories/<uuid:public_id>/", views.memory_detail, name="memory_detail"),
+    path("memories/<uuid:public_id>/delete", views.memory_delete, name="memory_delete"),
+    path("export", views.export_download, name="export"),
+    path("transfer/", views.transfer_page, name="transfer"),
     path("healthz", views.healthz, name="healthz"),
     path("mcp", mcp_endpoint, name="mcp"),
 ]

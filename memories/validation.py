@@ -2,6 +2,7 @@
 
 import re
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from django.utils import timezone
@@ -9,6 +10,7 @@ from django.utils.dateparse import parse_datetime
 
 from memories.exceptions import ValidationError
 from memories.models import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, TAG_PATTERN
+from memories.selectors import MemoryFilters
 
 MAX_QUERY_CHARS = 2_000
 MAX_TOP_K = 50
@@ -108,3 +110,13 @@ def clean_memory_id(value: object) -> uuid.UUID:
         return uuid.UUID(value.strip())
     except ValueError:
         raise ValidationError("id", f"{value!r} is not a memory id; ids look like 0b5c1f9e-...-... (a UUID).") from None
+
+
+def clean_filters(arguments: Mapping[str, object]) -> MemoryFilters:
+    """Filters from `tags`, `written_by`, `created_after` and `created_before` arguments."""
+    return MemoryFilters(
+        tags=tuple(clean_tags(arguments.get("tags"))),
+        written_by=clean_written_by(arguments.get("written_by")) or None,
+        created_after=clean_datetime("created_after", arguments.get("created_after")),
+        created_before=clean_datetime("created_before", arguments.get("created_before")),
+    )

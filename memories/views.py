@@ -1,22 +1,175 @@
-"""Plain HTTP views of the memories app (the MCP endpoint lives in memories.mcp)."""
+"""Web pages of the memories app (the dashboard) and /healthz; the MCP endpoint lives in
+memories.mcp and the REST API in memories.api. Views are thin: services and selectors do the work."""
 
+import uuid
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.db import connection
-from django.http import JsonResponse
-from django.shortcuts import render
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
 
+from memories import selectors, services, transfer
+from memories.exceptions import NotFound, ValidationError
 from memories.health import queue_state
+from memories.models import Memory
+from memories.search.pipeline import search_hybrid
+from memories.usage_chart import writes_chart
+from memories.validation import clean_filters
+
+PAGE_SIZE = 25
+SEARCH_RESULTS = 50
+CHART_DAYS = 30
 
 
 @require_GET
-def home(request):
-    """What this server is and how to connect an assistant to it."""
+def home(request: HttpRequest) -> HttpResponse:
+    """The dashboard for a signed-in user; otherwise what this server is and how to start."""
+    if request.user.is_authenticated:
+        return dashboard(request)
     return render(request, "memories/home.html", {"mcp_url": request.build_absolute_uri(reverse("mcp"))})
 
 
+@dataclass(frozen=True)
+class DashboardQuery:
+    """The dashboard's search box and filters, as typed into the form (shown back unchanged)."""
+
+    q: str
+    tag: str
+    client: str
+    date_from: str
+    date_to: str
+
+    @classmethod
+    def from_request(cls, request: HttpRequest) -> "DashboardQuery":
+        get = request.GET
+        return cls(
+            q=get.get("q", "").strip(),
+            tag=get.get("tag", "").strip(),
+            client=get.get("client", "").strip(),
+            date_from=get.get("from", "").strip(),
+            date_to=get.get("to", "").strip(),
+        )
+
+    def filters(self) -> selectors.MemoryFilters:
+        return clean_filters(
+            {
+                "tags": self.tag.replace(",", " ").split() or None,
+                "written_by": self.client or None,
+                "created_after": self.date_from or None,
+                "created_before": _day_after(self.date_to) if self.date_to else None,
+            }
+        )
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.tag or self.client or self.date_from or self.date_to)
+
+
+def _day_after(text: str) -> str:
+    """`to` names a whole day, so the range ends at the next midnight; anything but a plain date
+    is passed on for clean_datetime to accept or explain."""
+    try:
+        return (date.fromisoformat(text) + timedelta(days=1)).isoformat()
+    except ValueError:
+        return text
+
+
+def dashboard(request: HttpRequest) -> HttpResponse:
+    query = DashboardQuery.from_request(request)
+    owner = request.user
+    context = {
+        "query": query,
+        "usage": selectors.memory_usage(owner),
+        "chart": writes_chart(
+            selectors.memory_writes_per_day(owner, days=CHART_DAYS), days=CHART_DAYS, today=timezone.now().date()
+        ),
+        "clients": selectors.memory_clients(owner),
+        "compression_enabled": bool(settings.GNOSEM_LLM_BASE_URL),
+        "memories": [],
+        "hits": None,
+        "next_cursor": None,
+        "error": None,
+    }
+    try:
+        filters = query.filters()
+        if query.q:
+            context["hits"] = search_hybrid(owner=owner, query=query.q, top_k=SEARCH_RESULTS, filters=filters)
+        else:
+            page = selectors.memory_list(
+                owner=owner, filters=filters, limit=PAGE_SIZE, cursor=request.GET.get("cursor") or None
+            )
+            context["memories"] = page.memories
+            context["next_cursor"] = page.next_cursor
+    except ValidationError as error:
+        context["error"] = str(error)
+    return render(request, "memories/dashboard.html", context)
+
+
+def _owned_memory(request: HttpRequest, public_id: uuid.UUID) -> Memory:
+    """The signed-in user's memory; anyone else's is a 404, exactly like a missing one."""
+    try:
+        return selectors.memory_get(owner=request.user, public_id=public_id)
+    except NotFound:
+        raise Http404("No such memory.") from None
+
+
+@login_required
 @require_GET
-def healthz(request):
+def memory_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    return render(request, "memories/memory_detail.html", {"memory": _owned_memory(request, public_id)})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_delete(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """GET asks for confirmation; POST deletes."""
+    memory = _owned_memory(request, public_id)
+    if request.method == "POST":
+        services.memory_delete(owner=request.user, public_id=memory.public_id)
+        messages.success(request, "The memory was deleted.")
+        return redirect("home")
+    return render(request, "memories/memory_confirm_delete.html", {"memory": memory})
+
+
+@login_required
+@require_GET
+def export_download(request: HttpRequest) -> StreamingHttpResponse:
+    """All the user's memories as one JSON file, streamed."""
+    response = StreamingHttpResponse(transfer.export_chunks(request.user), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{transfer.export_filename()}"'
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def transfer_page(request: HttpRequest) -> HttpResponse:
+    """Export (a link) and import (an upload form); POST imports the uploaded file (uploads over
+    the size limit never get here: gnosem.middleware refuses them unread)."""
+    context = {"count": transfer.export_count(request.user), "limit": transfer.import_limit_description()}
+    if request.method == "GET":
+        return render(request, "memories/transfer.html", context)
+    upload = request.FILES.get("file")
+    if upload is None:
+        context["error"] = "Choose an export file (.json) to import."
+        return render(request, "memories/transfer.html", context, status=400)
+    try:
+        report = transfer.import_memories(owner=request.user, document=transfer.parse_document(upload.read()))
+    except ValidationError as error:
+        context["error"] = f"{upload.name}: {error.message}"
+        return render(request, "memories/transfer.html", context, status=400)
+    messages.success(request, f"{upload.name}: {report}")
+    return redirect("transfer")
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
     """200 with database and queue state; 503 when the database cannot be reached."""
     try:
         with connection.cursor() as cursor:

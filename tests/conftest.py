@@ -3,6 +3,8 @@ compression off unless a test points it at a chat server."""
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client
 from huey.contrib.djhuey import HUEY
 
 from accounts.tokens import token_create
@@ -23,6 +25,13 @@ def compression_off(settings):
     configure their own (tests/memories/conftest.py)."""
     settings.GNOSEM_LLM_BASE_URL = None
     settings.GNOSEM_LLM_MODEL = None
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database, plus the cache table the log-in throttle counts in (as `serve` makes)."""
+    with django_db_blocker.unblock():
+        call_command("createcachetable", verbosity=0)
 
 
 @pytest.fixture
@@ -48,3 +57,18 @@ def owner_read_token(owner) -> str:
 @pytest.fixture
 def stranger_token(stranger) -> str:
     return token_create(owner=stranger, name="stranger laptop", scope="write").secret
+
+
+@pytest.fixture
+def owner_client(owner) -> Client:
+    """A browser signed in as the owner."""
+    client = Client()
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
+def stranger_client(stranger) -> Client:
+    client = Client()
+    client.force_login(stranger)
+    return client

@@ -20,7 +20,7 @@ from memories.mcp.arguments import check_arguments
 from memories.models import MAX_WRITTEN_BY_CHARS
 from memories.presenters import memory_to_dict
 from memories.search.pipeline import search_hybrid
-from memories.validation import clean_datetime, clean_limit, clean_memory_id, clean_tags, clean_written_by
+from memories.validation import clean_filters, clean_limit, clean_memory_id
 
 
 @dataclass(frozen=True)
@@ -71,15 +71,6 @@ class Tool:
         }
 
 
-def _filters(arguments: dict[str, Any]) -> selectors.MemoryFilters:
-    return selectors.MemoryFilters(
-        tags=tuple(clean_tags(arguments.get("tags"))),
-        written_by=clean_written_by(arguments.get("written_by")) or None,
-        created_after=clean_datetime("created_after", arguments.get("created_after")),
-        created_before=clean_datetime("created_before", arguments.get("created_before")),
-    )
-
-
 def _write(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     memory = services.memory_write(
         owner=caller.owner,
@@ -96,7 +87,7 @@ def _search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         owner=caller.owner,
         query=arguments["query"],
         top_k=arguments.get("top_k", schemas.DEFAULT_TOP_K),
-        filters=_filters(arguments),
+        filters=clean_filters(arguments),
     )
     raw = arguments.get("raw", False)
     return {"results": [{**memory_to_dict(hit.memory, raw=raw), "score": round(hit.score, 4)} for hit in hits]}
@@ -105,7 +96,7 @@ def _search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 def _list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     page = selectors.memory_list(
         owner=caller.owner,
-        filters=_filters(arguments),
+        filters=clean_filters(arguments),
         limit=clean_limit(arguments.get("limit"), default=schemas.DEFAULT_LIST_LIMIT, maximum=schemas.MAX_LIST_LIMIT),
         cursor=arguments.get("cursor"),
     )

@@ -104,3 +104,18 @@ def test_revoketoken_list_shows_prefixes_and_states_never_full_tokens(owner, str
         assert secret not in stdout
         assert secret[LOOKUP_PREFIX_CHARS:] not in stdout
     assert strangers[:LOOKUP_PREFIX_CHARS] not in stdout
+
+
+def test_createtoken_finds_a_web_user_by_e_mail(owner):
+    stdout, _ = run("createtoken", "OWNER@example.com")
+    assert token_authenticate(stdout.strip()).owner == owner
+
+
+def test_commands_refuse_an_e_mail_that_several_users_share(db):
+    User = get_user_model()
+    User.objects.create_user(username="one", email="shared@example.com")
+    User.objects.create_user(username="two", email="shared@example.com")
+    with pytest.raises(CommandError, match="Several users have the e-mail"):
+        run("createtoken", "shared@example.com")
+    with pytest.raises(CommandError, match="Several users have the e-mail"):
+        run("exportmemories", "shared@example.com")

@@ -8,7 +8,17 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from gnosem.env import env_bool, env_float, env_int, env_list, env_str, env_url, persistent_secret
+from gnosem.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_rate_limit,
+    env_str,
+    env_url,
+    persistent_secret,
+)
 
 VAR = "GNOSEM_TEST_SETTING"
 
@@ -165,6 +175,9 @@ def manage(*args: str, env: dict[str, str], data_dir: Path) -> subprocess.Comple
         ("GNOSEM_TOKEN_SECRET", "too-short"),
         ("GNOSEM_LLM_BASE_URL", "http://127.0.0.1:11434/v1"),  # without GNOSEM_LLM_MODEL
         ("GNOSEM_LLM_TIMEOUT_SECONDS", "soon"),
+        ("GNOSEM_EMAIL_VERIFICATION", "sometimes"),
+        ("GNOSEM_IMPORT_MAX_BYTES", "12"),
+        ("GNOSEM_LOGIN_FAILED_RATE_LIMIT", "five per minute"),
     ],
 )
 def test_a_malformed_setting_stops_start_up_naming_the_variable(tmp_path, variable, value):
@@ -178,3 +191,39 @@ def test_check_passes_on_embedded_defaults_without_starting_the_database(tmp_pat
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
     assert not (tmp_path / "postgres").exists()
+
+
+def test_env_choice_accepts_only_its_choices(monkeypatch):
+    assert env_choice(VAR, "optional", ("none", "optional")) == "optional"
+    monkeypatch.setenv(VAR, "none")
+    assert env_choice(VAR, "optional", ("none", "optional")) == "none"
+    monkeypatch.setenv(VAR, "sometimes")
+    with pytest.raises(ImproperlyConfigured, match="GNOSEM_TEST_SETTING='sometimes' is not one of none, optional"):
+        env_choice(VAR, "optional", ("none", "optional"))
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "django.core.cache.backends.db.DatabaseCache django.core.mail.backends.console.EmailBackend"),
+        (
+            {"REDIS_URL": "redis://127.0.0.1:6379/3", "EMAIL_HOST": "smtp.example.com"},
+            "django.core.cache.backends.redis.RedisCache django.core.mail.backends.smtp.EmailBackend",
+        ),
+    ],
+)
+def test_the_shared_cache_and_the_mail_backend_follow_the_environment(tmp_path, env, expected):
+    """Every web process must count sign-in failures in one place: never a per-process cache."""
+    code = "from django.conf import settings as s; print(s.CACHES['default']['BACKEND'], s.EMAIL_BACKEND)"
+    result = manage("shell", "-c", code, env=env, data_dir=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == expected  # after the shell's own banner
+
+
+def test_env_rate_limit_reads_allauths_form(monkeypatch):
+    assert env_rate_limit(VAR, "10/m/ip") == "10/m/ip"
+    monkeypatch.setenv(VAR, "20/m/ip, 3/10m/key,100/d")
+    assert env_rate_limit(VAR, "10/m/ip") == "20/m/ip, 3/10m/key,100/d"
+    monkeypatch.setenv(VAR, "20/minute")
+    with pytest.raises(ImproperlyConfigured, match="is not a rate limit like 10/m/ip,5/5m/key"):
+        env_rate_limit(VAR, "10/m/ip")

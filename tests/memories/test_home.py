@@ -1,4 +1,4 @@
-def test_the_home_page_shows_the_mcp_url_and_how_to_connect(client):
+def test_the_home_page_shows_the_mcp_url_and_how_to_connect(client, db):
     response = client.get("/")
     assert response.status_code == 200
     page = response.content.decode()

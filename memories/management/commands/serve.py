@@ -24,6 +24,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, host: str, port: int, **options):
         call_command("migrate", interactive=False, verbosity=0)
+        call_command("createcachetable")  # the log-in throttle's counters, when there is no Redis
         manage = str(Path(settings.BASE_DIR) / "manage.py")
         children = {
             "worker": subprocess.Popen([sys.executable, manage, "run_huey"]),

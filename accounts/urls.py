@@ -1,0 +1,9 @@
+from django.urls import path
+
+from accounts import views
+
+urlpatterns = [
+    path("tokens/", views.tokens, name="tokens"),
+    path("tokens/<int:token_id>/revoke", views.token_revoke_view, name="token_revoke"),
+    path("connect/", views.connect, name="connect"),
+]

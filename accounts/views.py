@@ -1,0 +1,61 @@
+"""Account pages beyond allauth's: API tokens and "connect a client". Views are thin: the token
+functions in accounts.tokens do the work."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts.connect import client_snippets
+from accounts.models import ApiToken, TokenScope
+from accounts.tokens import token_create, token_revoke
+from memories.exceptions import NotFound, ValidationError
+
+
+def _mcp_url(request: HttpRequest) -> str:
+    return request.build_absolute_uri(reverse("mcp"))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def tokens(request: HttpRequest) -> HttpResponse:
+    """List the user's tokens; POST creates one and shows it, this once, with client snippets."""
+    context = {"scopes": TokenScope.values, "issued": None, "error": None, "form": {"name": "", "scope": "write"}}
+    if request.method == "POST":
+        form = {"name": request.POST.get("name", ""), "scope": request.POST.get("scope", "")}
+        try:
+            issued = token_create(owner=request.user, name=form["name"], scope=form["scope"])
+        except ValidationError as error:
+            context.update(error=str(error), form=form)
+        else:
+            context["issued"] = issued
+            context["snippets"] = client_snippets(mcp_url=_mcp_url(request), token=issued.secret)
+    context["tokens"] = ApiToken.objects.filter(owner=request.user).order_by("revoked_at", "-created_at")
+    response = render(request, "accounts/tokens.html", context, status=400 if context["error"] else 200)
+    if context["issued"]:
+        response["Cache-Control"] = "no-store"  # the only copy of the secret: never cached
+    return response
+
+
+@login_required
+@require_POST
+def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+    try:
+        token = token_revoke(owner=request.user, token_id=token_id)
+    except NotFound:
+        raise Http404("No such token.") from None
+    messages.success(request, f"Token “{token.name}” is revoked; clients using it are refused from now on.")
+    return redirect("tokens")
+
+
+@login_required
+@require_http_methods(["GET"])
+def connect(request: HttpRequest) -> HttpResponse:
+    """Configuration for each MCP client, with a placeholder where a new token goes."""
+    return render(
+        request,
+        "accounts/connect.html",
+        {"mcp_url": _mcp_url(request), "snippets": client_snippets(mcp_url=_mcp_url(request), token=None)},
+    )

@@ -1,0 +1,51 @@
+"""API tokens for DRF: the same `token_authenticate` that guards /mcp, and scopes as permissions."""
+
+from django.http import HttpRequest
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication, exceptions, permissions
+
+from accounts.models import ApiToken
+from accounts.tokens import bearer_secret, token_authenticate
+
+WWW_AUTHENTICATE = 'Bearer realm="api"'
+
+
+class ApiTokenAuthentication(authentication.BaseAuthentication):
+    """`Authorization: Bearer gno_...`; request.user is the token's owner, request.auth the token."""
+
+    def authenticate(self, request: HttpRequest):
+        header = request.headers.get("Authorization")
+        if not header:
+            return None  # the permission check answers 401 with the header below
+        token = token_authenticate(bearer_secret(header))
+        if token is None:
+            raise exceptions.AuthenticationFailed("Unknown, malformed or revoked API token.")
+        return token.owner, token
+
+    def authenticate_header(self, request: HttpRequest) -> str:
+        return WWW_AUTHENTICATE
+
+
+class TokenScopePermission(permissions.BasePermission):
+    """Any token reads; only a write token changes anything."""
+
+    message = "This token is read-only: create a token with the write scope to change memories."
+
+    def has_permission(self, request, view) -> bool:
+        if not isinstance(request.auth, ApiToken):
+            raise exceptions.NotAuthenticated("Send an API token: `Authorization: Bearer gno_...`.")
+        return request.method in permissions.SAFE_METHODS or request.auth.can_write
+
+
+class ApiTokenScheme(OpenApiAuthenticationExtension):
+    """How the OpenAPI schema describes the token."""
+
+    target_class = ApiTokenAuthentication
+    name = "apiToken"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API token from the Tokens page (`gno_...`). Read tokens cannot write.",
+        }

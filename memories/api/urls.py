@@ -1,0 +1,15 @@
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from memories.api import views
+
+urlpatterns = [
+    path("memories", views.MemoryListView.as_view(), name="api-memories"),
+    path("memories/search", views.MemorySearchView.as_view(), name="api-search"),
+    path("memories/<uuid:public_id>", views.MemoryDetailView.as_view(), name="api-memory"),
+    path("export", views.ExportView.as_view(), name="api-export"),
+    path("import", views.ImportView.as_view(), name="api-import"),
+    path("schema", SpectacularAPIView.as_view(), name="api_schema"),
+    path("docs", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
+    re_path(r"^(?P<path>.*)$", views.api_not_found),
+]

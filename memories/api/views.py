@@ -1,0 +1,239 @@
+"""One DRF view per resource, each a thin caller of the services and selectors that MCP calls.
+
+Query strings carry list and search options (`tags=a,b` or repeated `tags`); bodies are JSON.
+"""
+
+import uuid
+
+from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories import selectors, services, transfer
+from memories.api import serializers as shapes
+from memories.api.errors import error_body
+from memories.exceptions import ValidationError
+from memories.presenters import memory_to_dict
+from memories.search.pipeline import search_hybrid
+from memories.validation import clean_filters, clean_limit, clean_top_k
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+DEFAULT_TOP_K = 10
+WRITE_FIELDS = {"content", "tags", "written_by"}
+
+ERRORS = {
+    400: OpenApiResponse(shapes.ErrorOut, description="A parameter is malformed; the message says which and why."),
+    401: OpenApiResponse(shapes.ErrorOut, description="Missing, unknown or revoked token."),
+}
+FILTER_PARAMETERS = [
+    OpenApiParameter("tags", str, description="Comma-separated; a memory must carry all of them."),
+    OpenApiParameter("written_by", str, description="Only memories written by this client."),
+    OpenApiParameter("created_after", OpenApiTypes.DATETIME, description="ISO 8601 date or date-time, inclusive."),
+    OpenApiParameter("created_before", OpenApiTypes.DATETIME, description="ISO 8601 date or date-time, exclusive."),
+]
+RAW_PARAMETER = OpenApiParameter(
+    "raw", bool, description="Return the text as written in `content`, even when a compressed form exists."
+)
+
+
+def _filters(request: Request) -> selectors.MemoryFilters:
+    params = request.query_params
+    tags = [tag for value in params.getlist("tags") for tag in value.split(",") if tag.strip()]
+    return clean_filters(
+        {
+            "tags": tags or None,
+            "written_by": params.get("written_by") or None,
+            "created_after": params.get("created_after") or None,
+            "created_before": params.get("created_before") or None,
+        }
+    )
+
+
+def _whole_number(request: Request, name: str) -> int | None:
+    value = request.query_params.get(name)
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ValidationError(name, f"{value!r} is not a whole number.") from None
+
+
+def _flag(request: Request, name: str) -> bool:
+    value = request.query_params.get(name, "false").lower()
+    if value not in {"true", "false", "1", "0"}:
+        raise ValidationError(name, "must be true or false.")
+    return value in {"true", "1"}
+
+
+def _write_body(request: Request) -> dict:
+    """The JSON object sent, holding only fields a memory has."""
+    data = request.data
+    if not isinstance(data, dict):
+        raise ValidationError("body", 'must be a JSON object, like {"content": "...", "tags": ["..."]}.')
+    unknown = set(data) - WRITE_FIELDS
+    if unknown:
+        raise ValidationError(
+            sorted(unknown)[0], f"is not a memory field; send only {', '.join(sorted(WRITE_FIELDS))}."
+        )
+    return data
+
+
+class MemoryListView(APIView):
+    @extend_schema(
+        operation_id="memories_list",
+        summary="List memories, newest first",
+        parameters=[
+            OpenApiParameter("limit", int, description=f"1-{MAX_LIMIT} (default {DEFAULT_LIMIT})."),
+            OpenApiParameter("cursor", str, description="`next_cursor` of the previous page."),
+            *FILTER_PARAMETERS,
+            RAW_PARAMETER,
+        ],
+        responses={200: shapes.MemoryPageOut, **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        page = selectors.memory_list(
+            owner=request.user,
+            filters=_filters(request),
+            limit=clean_limit(_whole_number(request, "limit"), default=DEFAULT_LIMIT, maximum=MAX_LIMIT),
+            cursor=request.query_params.get("cursor") or None,
+        )
+        raw = _flag(request, "raw")
+        return Response(
+            {"memories": [memory_to_dict(memory, raw=raw) for memory in page.memories], "next_cursor": page.next_cursor}
+        )
+
+    @extend_schema(
+        operation_id="memories_create",
+        summary="Write a memory",
+        description="Stored at once; embedding happens in the background (keyword search finds it meanwhile).",
+        request=shapes.MemoryCreateIn,
+        responses={201: shapes.MemoryOut, **ERRORS, 403: OpenApiResponse(shapes.ErrorOut, description="Read token.")},
+    )
+    def post(self, request: Request) -> Response:
+        data = _write_body(request)
+        memory = services.memory_write(
+            owner=request.user,
+            content=data.get("content"),
+            tags=data.get("tags"),
+            written_by=data.get("written_by", request.auth.name),
+        )
+        location = reverse("api-memory", args=[memory.public_id])
+        return Response(memory_to_dict(memory), status=status.HTTP_201_CREATED, headers={"Location": location})
+
+
+class MemoryDetailView(APIView):
+    @extend_schema(
+        operation_id="memories_retrieve",
+        summary="One memory",
+        parameters=[RAW_PARAMETER],
+        responses={200: shapes.MemoryOut, **ERRORS, 404: shapes.ErrorOut},
+    )
+    def get(self, request: Request, public_id: uuid.UUID) -> Response:
+        memory = selectors.memory_get(owner=request.user, public_id=public_id)
+        return Response(memory_to_dict(memory, raw=_flag(request, "raw")))
+
+    @extend_schema(
+        operation_id="memories_update",
+        summary="Change a memory's content, tags or client",
+        description="New content is embedded again; searches use the old vectors until then.",
+        request=shapes.MemoryUpdateIn,
+        responses={200: shapes.MemoryOut, **ERRORS, 403: shapes.ErrorOut, 404: shapes.ErrorOut},
+    )
+    def patch(self, request: Request, public_id: uuid.UUID) -> Response:
+        data = _write_body(request)
+        memory = services.memory_update(
+            owner=request.user,
+            public_id=public_id,
+            content=data.get("content"),
+            tags=data.get("tags"),
+            written_by=data.get("written_by"),
+        )
+        return Response(memory_to_dict(memory))
+
+    @extend_schema(
+        operation_id="memories_destroy",
+        summary="Delete a memory",
+        responses={204: None, 401: ERRORS[401], 403: shapes.ErrorOut, 404: shapes.ErrorOut},
+    )
+    def delete(self, request: Request, public_id: uuid.UUID) -> Response:
+        services.memory_delete(owner=request.user, public_id=public_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MemorySearchView(APIView):
+    @extend_schema(
+        operation_id="memories_search",
+        summary="Find memories by meaning and by exact words",
+        parameters=[
+            OpenApiParameter("query", str, required=True, description="What to look for."),
+            OpenApiParameter("top_k", int, description=f"How many results, 1-50 (default {DEFAULT_TOP_K})."),
+            *FILTER_PARAMETERS,
+            RAW_PARAMETER,
+        ],
+        responses={200: shapes.SearchOut, **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        hits = search_hybrid(
+            owner=request.user,
+            query=request.query_params.get("query"),
+            top_k=clean_top_k(_whole_number(request, "top_k"), default=DEFAULT_TOP_K),
+            filters=_filters(request),
+        )
+        raw = _flag(request, "raw")
+        return Response(
+            {"results": [{**memory_to_dict(hit.memory, raw=raw), "score": round(hit.score, 4)} for hit in hits]}
+        )
+
+
+class ExportView(APIView):
+    @extend_schema(
+        operation_id="export",
+        summary="Every memory as one Gnosem export document (JSON, streamed)",
+        responses={200: OpenApiTypes.OBJECT, 401: ERRORS[401]},
+    )
+    def get(self, request: Request) -> StreamingHttpResponse:
+        response = StreamingHttpResponse(transfer.export_chunks(request.user), content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="{transfer.export_filename()}"'
+        return response
+
+
+class ImportView(APIView):
+    @extend_schema(
+        operation_id="import",
+        summary="Import a Gnosem export document, all or nothing",
+        description=(
+            "The body is an export document (as `GET /api/v1/export` returns). It is checked whole first; "
+            "on any problem nothing is imported. Exact duplicates are skipped. Bodies over the server's "
+            "import limit (GNOSEM_IMPORT_MAX_BYTES) are refused with 413 before they are read."
+        ),
+        request=OpenApiTypes.OBJECT,
+        responses={
+            200: shapes.ImportReportOut,
+            **ERRORS,
+            403: shapes.ErrorOut,
+            413: OpenApiResponse(shapes.ErrorOut, description="Body over the import limit."),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        if transfer.exceeds_import_limit(request.META.get("CONTENT_LENGTH")):
+            limit = transfer.import_limit_description()
+            return Response(
+                error_body("too_large", f"The body is over the {limit} import limit; nothing was imported."),
+                status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            )
+        # Read the stream itself: request.data would stop at Django's small in-memory body limit.
+        document = transfer.parse_document(request.stream.read() if request.stream else b"")
+        report = transfer.import_memories(owner=request.user, document=document)
+        return Response(report.as_dict())
+
+
+def api_not_found(request: HttpRequest, path: str) -> JsonResponse:
+    """Unknown paths under /api/v1/ answer JSON too."""
+    return JsonResponse(error_body("not_found", f"No API endpoint /api/v1/{path}; see /api/v1/docs."), status=404)

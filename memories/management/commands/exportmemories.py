@@ -1,0 +1,32 @@
+"""manage.py exportmemories USER [--output FILE]: a user's memories as one JSON export."""
+
+import sys
+
+from django.core.management.base import BaseCommand
+from tqdm import tqdm
+
+from accounts.users import user_for_command
+from memories import transfer
+
+
+class Command(BaseCommand):
+    help = "Write all memories of a user (username or e-mail) as a Gnosem export (JSON) to a file or stdout."
+
+    def add_arguments(self, parser):
+        parser.add_argument("user", help="username or e-mail")
+        parser.add_argument("--output", "-o", help="file to write (default: stdout)")
+
+    def handle(self, *args, user: str, output: str | None, **options):
+        owner = user_for_command(user)
+        total = transfer.export_count(owner)
+        with tqdm(total=total, unit="memory", file=sys.stderr, disable=None) as bar:
+            chunks = transfer.export_chunks(owner, progress=bar.update)
+            if output:
+                with open(output, "w", encoding="utf-8") as handle:
+                    handle.writelines(chunks)
+            else:
+                for chunk in chunks:
+                    self.stdout.write(chunk, ending="")
+        self.stderr.write(
+            f"Exported {total} memories of {owner.get_username()!r}" + (f" to {output}." if output else ".")
+        )

@@ -1,0 +1,49 @@
+"""manage.py importmemories USER FILE: import a Gnosem export into a user's memories, all or nothing."""
+
+import sys
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from accounts.users import user_for_command
+from memories import transfer
+from memories.exceptions import ValidationError
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a Gnosem export (JSON) into a user's memories (username or e-mail). The file is checked "
+        "whole first; on any problem nothing is imported. Exact duplicates are skipped."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("user", help="username or e-mail")
+        parser.add_argument("file", type=Path)
+        parser.add_argument(
+            "--max-bytes",
+            type=int,
+            default=settings.GNOSEM_IMPORT_MAX_BYTES,
+            help="refuse larger files (default: GNOSEM_IMPORT_MAX_BYTES)",
+        )
+
+    def handle(self, *args, user: str, file: Path, max_bytes: int, **options):
+        owner = user_for_command(user)
+        try:
+            size = file.stat().st_size
+        except OSError as exc:
+            raise CommandError(f"Cannot read {file}: {exc.strerror}.") from exc
+        if size > max_bytes:
+            raise CommandError(
+                f"{file} is {size:,} bytes, over the limit of {max_bytes:,}; pass --max-bytes to allow it."
+            )
+        try:
+            document = transfer.parse_document(file.read_bytes())
+            entries = document.get("memories") if isinstance(document, dict) else None
+            total = len(entries) if isinstance(entries, list) else 0
+            with tqdm(total=total, unit="memory", file=sys.stderr, disable=None) as bar:
+                report = transfer.import_memories(owner=owner, document=document, progress=bar.update)
+        except ValidationError as exc:
+            raise CommandError(f"{file}: {exc.message}") from exc
+        self.stdout.write(f"{file}: {report}")

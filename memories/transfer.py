@@ -1,0 +1,290 @@
+"""Export and import: every memory of one owner as one JSON document, and back.
+
+The document (`FORMAT`, version `VERSION`):
+
+    {"format": "gnosem-export", "version": 1, "exported_at": "...",
+     "memories": [{"id", "content", "content_optimized", "compression_status", "tags",
+                   "written_by", "created_at", "updated_at"}, ...]}
+
+Import validates the whole document before writing anything, then writes everything in one
+transaction (all or nothing). It keeps timestamps and, where no memory anywhere has it yet, the
+id; it skips exact duplicates (same content and creation time as a memory the owner already has,
+or as an earlier entry of the file). Imported memories are embedded again in the background.
+"""
+
+import hashlib
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models.functions import MD5
+from django.utils import timezone
+
+from memories.exceptions import ValidationError
+from memories.models import MAX_CONTENT_CHARS, CompressionStatus, IndexingStatus, Memory
+from memories.selectors import memories_of
+from memories.services import CLAIM_BATCHES, enqueue_indexing
+from memories.validation import clean_content, clean_datetime, clean_tags, clean_written_by
+
+FORMAT = "gnosem-export"
+VERSION = 1
+MEMORY_FIELDS = (
+    "id",
+    "content",
+    "content_optimized",
+    "compression_status",
+    "tags",
+    "written_by",
+    "created_at",
+    "updated_at",
+)
+# Problems listed in one refusal; the rest are counted.
+MAX_REPORTED_PROBLEMS = 10
+INSERT_BATCH = 500
+ID_LOOKUP_BATCH = 10_000
+
+
+def export_filename() -> str:
+    """The download's file name, stamped with the time (UTC)."""
+    return f"gnosem-export-{timezone.now():%Y%m%d-%H%M%S}.json"
+
+
+def exceeds_import_limit(content_length: str | None) -> bool:
+    """Whether a request body of this declared length is over GNOSEM_IMPORT_MAX_BYTES. Judged
+    before anything is read: Django never reads past Content-Length."""
+    try:
+        return int(content_length or 0) > settings.GNOSEM_IMPORT_MAX_BYTES
+    except ValueError:
+        return True
+
+
+def import_limit_description() -> str:
+    """The import limit for people: "64 MiB", "2 KiB"."""
+    limit = settings.GNOSEM_IMPORT_MAX_BYTES
+    return f"{limit / 2**20:.3g} MiB" if limit >= 2**20 else f"{limit / 2**10:.3g} KiB"
+
+
+def memory_to_export(memory: Memory) -> dict[str, Any]:
+    """One memory as an export entry: everything import needs to recreate it."""
+    return {
+        "id": str(memory.public_id),
+        "content": memory.content,
+        "content_optimized": memory.content_optimized,
+        "compression_status": memory.compression_status,
+        "tags": list(memory.tags),
+        "written_by": memory.written_by,
+        "created_at": memory.created_at.isoformat(),
+        "updated_at": memory.updated_at.isoformat(),
+    }
+
+
+def export_count(owner) -> int:
+    """How many memories an export of this owner holds."""
+    return memories_of(owner).count()
+
+
+def export_chunks(owner, *, progress: Callable[[int], None] | None = None) -> Iterator[str]:
+    """The owner's export document in pieces (one memory per line), oldest memory first, read
+    from the database a batch at a time so that any number of memories streams in bounded memory.
+    `progress(n)` is called after each memory written out."""
+    header = json.dumps({"format": FORMAT, "version": VERSION, "exported_at": timezone.now().isoformat()})
+    yield header[:-1] + ', "memories": ['
+    queryset = memories_of(owner).order_by("created_at", "id")
+    for index, memory in enumerate(queryset.iterator(chunk_size=1000)):
+        yield ("\n" if index == 0 else ",\n") + json.dumps(memory_to_export(memory), ensure_ascii=False)
+        if progress:
+            progress(1)
+    yield "\n]}\n"
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import did: `imported` new memories, `duplicates` skipped, and how many of the
+    imported ones got a new id because theirs was already taken."""
+
+    imported: int
+    duplicates: int
+    new_ids: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"imported": self.imported, "duplicates": self.duplicates, "new_ids": self.new_ids}
+
+    def __str__(self) -> str:
+        return (
+            f"{self.imported} memor{'y' if self.imported == 1 else 'ies'} imported, "
+            f"{self.duplicates} duplicate{'' if self.duplicates == 1 else 's'} skipped"
+            + (f", {self.new_ids} given new ids" if self.new_ids else "")
+            + "."
+        )
+
+
+def parse_document(data: bytes | str) -> dict[str, Any]:
+    """The JSON document in an uploaded file, or ValidationError saying why it is not one."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ValidationError(
+                "file", "is not UTF-8 text; upload the .json file a Gnosem export produced."
+            ) from None
+    try:
+        document = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(
+            "file", f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
+        ) from None
+    return document
+
+
+@dataclass(frozen=True)
+class _Entry:
+    public_id: uuid.UUID | None
+    content: str
+    content_optimized: str | None
+    compression_status: str
+    tags: list[str]
+    written_by: str
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def key(self) -> tuple[str, datetime]:
+        return hashlib.md5(self.content.encode()).hexdigest(), self.created_at
+
+
+def _clean_entry(item: object) -> _Entry:
+    if not isinstance(item, dict):
+        raise ValidationError("memory", "must be an object with at least `content` and `created_at`.")
+    unknown = set(item) - set(MEMORY_FIELDS)
+    if unknown:
+        raise ValidationError("memory", f"unknown field(s) {', '.join(sorted(unknown))}.")
+    if "created_at" not in item:
+        raise ValidationError("created_at", "is missing; every exported memory has its creation time.")
+    public_id = item.get("id")
+    if public_id is not None:
+        try:
+            public_id = uuid.UUID(str(public_id))
+        except ValueError:
+            raise ValidationError("id", f"{public_id!r} is not a memory id (a UUID).") from None
+    optimized = item.get("content_optimized")
+    if optimized is not None and (not isinstance(optimized, str) or not optimized.strip()):
+        raise ValidationError("content_optimized", "must be null or non-empty text.")
+    if optimized is not None and len(optimized) > MAX_CONTENT_CHARS:
+        raise ValidationError("content_optimized", f"is longer than {MAX_CONTENT_CHARS:,} characters.")
+    status = item.get("compression_status", CompressionStatus.DISABLED)
+    if status not in CompressionStatus.values:
+        raise ValidationError("compression_status", f"must be one of {', '.join(CompressionStatus.values)}.")
+    created_at = clean_datetime("created_at", item["created_at"])
+    updated_at = clean_datetime("updated_at", item.get("updated_at")) or created_at
+    return _Entry(
+        public_id=public_id,
+        content=clean_content(item.get("content")),
+        content_optimized=optimized,
+        compression_status=status,
+        tags=clean_tags(item.get("tags")),
+        written_by=clean_written_by(item.get("written_by")),
+        created_at=created_at,
+        updated_at=updated_at,
+    )
+
+
+def _clean_document(document: object) -> list[_Entry]:
+    """Every entry checked; ValidationError listing the problems if any."""
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ValidationError("file", f'is not a Gnosem export: expected an object with "format": "{FORMAT}".')
+    if document.get("version") != VERSION:
+        raise ValidationError(
+            "file", f"is export format version {document.get('version')!r}; this server reads version {VERSION}."
+        )
+    items = document.get("memories")
+    if not isinstance(items, list):
+        raise ValidationError("file", '"memories" must be a list.')
+    entries, problems = [], []
+    for index, item in enumerate(items):
+        try:
+            entries.append(_clean_entry(item))
+        except ValidationError as error:
+            problems.append(f"memory #{index + 1}: {error}")
+    if problems:
+        more = len(problems) - MAX_REPORTED_PROBLEMS
+        listed = "; ".join(problems[:MAX_REPORTED_PROBLEMS]) + (f"; and {more} more" if more > 0 else "")
+        raise ValidationError("file", f"nothing was imported: {listed}.")
+    return entries
+
+
+def import_memories(*, owner, document: object, progress: Callable[[int], None] | None = None) -> ImportReport:
+    """Import a parsed export document into the owner's memories, all or nothing.
+    `progress(n)` is called as entries are written (or skipped)."""
+    entries = _clean_document(document)
+    with transaction.atomic():
+        existing = _existing_keys(owner, entries)
+        fresh: list[_Entry] = []
+        for entry in entries:
+            if entry.key not in existing:
+                existing.add(entry.key)
+                fresh.append(entry)
+        if progress and len(entries) > len(fresh):
+            progress(len(entries) - len(fresh))
+        taken = _taken_ids([entry.public_id for entry in fresh if entry.public_id])
+        new_ids = 0
+        memories = []
+        for entry in fresh:
+            keep_id = entry.public_id is not None and entry.public_id not in taken
+            new_ids += entry.public_id is not None and not keep_id
+            memories.append(_memory_from(owner, entry, entry.public_id if keep_id else uuid.uuid4()))
+        created_ids: list[int] = []
+        for start in range(0, len(memories), INSERT_BATCH):
+            batch = Memory.objects.bulk_create(memories[start : start + INSERT_BATCH])
+            created_ids.extend(memory.pk for memory in batch)
+            if progress:
+                progress(len(batch))
+        step = settings.GNOSEM_EMBEDDING_BATCH_SIZE * CLAIM_BATCHES
+        for start in range(0, len(created_ids), step):
+            enqueue_indexing(created_ids[start : start + step])
+    return ImportReport(imported=len(memories), duplicates=len(entries) - len(fresh), new_ids=new_ids)
+
+
+def _existing_keys(owner, entries: list[_Entry]) -> set[tuple[str, datetime]]:
+    """(content digest, creation time) of the owner's memories in the file's time span: the
+    duplicate check. A range, not a list of times: a query holds at most 65,535 parameters."""
+    if not entries:
+        return set()
+    return set(
+        memories_of(owner)
+        .filter(
+            created_at__gte=min(entry.created_at for entry in entries),
+            created_at__lte=max(entry.created_at for entry in entries),
+        )
+        .annotate(digest=MD5("content"))
+        .values_list("digest", "created_at")
+    )
+
+
+def _taken_ids(public_ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these ids some memory (anyone's) already has, asked a batch at a time."""
+    taken: set[uuid.UUID] = set()
+    for start in range(0, len(public_ids), ID_LOOKUP_BATCH):
+        batch = public_ids[start : start + ID_LOOKUP_BATCH]
+        taken.update(Memory.objects.filter(public_id__in=batch).values_list("public_id", flat=True))
+    return taken
+
+
+def _memory_from(owner, entry: _Entry, public_id: uuid.UUID) -> Memory:
+    return Memory(
+        public_id=public_id,
+        owner=owner,
+        content=entry.content,
+        content_optimized=entry.content_optimized,
+        compression_status=entry.compression_status,
+        tags=entry.tags,
+        written_by=entry.written_by,
+        created_at=entry.created_at,
+        updated_at=entry.updated_at,
+        indexing_status=IndexingStatus.PENDING,
+        indexing_queued_at=timezone.now(),
+    )
