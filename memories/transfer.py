@@ -25,6 +25,7 @@ from django.db import transaction
 from django.db.models.functions import MD5
 from django.utils import timezone
 
+from memories.compression import compression_status_for, enqueue_compression
 from memories.exceptions import ValidationError
 from memories.models import MAX_CONTENT_CHARS, CompressionStatus, IndexingStatus, Memory
 from memories.selectors import memories_of
@@ -246,6 +247,8 @@ def import_memories(*, owner, document: object, progress: Callable[[int], None] 
         step = settings.GNOSEM_EMBEDDING_BATCH_SIZE * CLAIM_BATCHES
         for start in range(0, len(created_ids), step):
             enqueue_indexing(created_ids[start : start + step])
+        for memory in memories:
+            enqueue_compression(memory)  # those arriving without a compressed form, when a model is on
     return ImportReport(imported=len(memories), duplicates=len(entries) - len(fresh), new_ids=new_ids)
 
 
@@ -274,13 +277,20 @@ def _taken_ids(public_ids: list[uuid.UUID]) -> set[uuid.UUID]:
     return taken
 
 
+# Statuses that say "not compressed yet" rather than an outcome: this server decides afresh.
+_UNDECIDED_COMPRESSION = {CompressionStatus.PENDING, CompressionStatus.DISABLED}
+
+
 def _memory_from(owner, entry: _Entry, public_id: uuid.UUID) -> Memory:
+    compression_status = entry.compression_status
+    if entry.content_optimized is None and compression_status in _UNDECIDED_COMPRESSION:
+        compression_status = compression_status_for(entry.content)
     return Memory(
         public_id=public_id,
         owner=owner,
         content=entry.content,
         content_optimized=entry.content_optimized,
-        compression_status=entry.compression_status,
+        compression_status=compression_status,
         tags=entry.tags,
         written_by=entry.written_by,
         created_at=entry.created_at,

@@ -156,3 +156,23 @@ def test_duplicates_are_recognised_only_at_the_same_creation_time(owner):
         owner=owner, document={"format": "gnosem-export", "version": 1, "memories": items}
     )
     assert (report.imported, report.duplicates) == (1, 1)
+
+
+def test_importing_where_a_model_is_on_compresses_what_arrived_uncompressed(
+    owner, stranger, written, chat_server, django_capture_on_commit_callbacks
+):
+    long_text = "The billing export moved to S3 bucket acme-billing-exports in eu-west-1 last spring. " * 6
+    written_while_off = services.memory_write(owner=owner, content=long_text)
+    Memory.objects.filter(pk=written_while_off.pk).update(compression_status="disabled")
+    document = export_of(owner)
+    assert {item["compression_status"] for item in document["memories"]} == {"skipped_short", "compressed", "disabled"}
+    chat_server.answer("TOPIC=billing export|PLACE=S3 acme-billing-exports, eu-west-1|DATE=last spring")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        transfer.import_memories(owner=stranger, document=document)
+
+    imported = {memory.content: memory for memory in Memory.objects.filter(owner=stranger)}
+    assert imported[long_text].compression_status == "compressed"
+    assert imported[long_text].content_optimized.startswith("TOPIC=billing export")
+    assert imported["long " * 100].content_optimized == "FACT=long repeated"  # kept, not sent again
+    assert len(chat_server.requests) == 1
