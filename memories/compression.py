@@ -7,11 +7,13 @@ do), the memory stays stored and readable as written, and its status says why.
 
 import re
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.db.models.functions import Length
+from django.utils import timezone
 
 from memories import llm
 from memories.models import COMPRESSION_MIN_CHARS, CompressionStatus, Memory
@@ -73,6 +75,15 @@ def compression_status_for(content: str) -> str:
     if len(content) <= COMPRESSION_MIN_CHARS:
         return CompressionStatus.SKIPPED_SHORT
     return CompressionStatus.PENDING if llm.llm_configured() else CompressionStatus.DISABLED
+
+
+def reset_compression(memory: Memory, now: datetime) -> None:
+    """Forget any compressed form of the memory (its text is new): it waits for compression when
+    it is long and a model is configured, due now."""
+    memory.content_optimized = None
+    memory.compression_status = compression_status_for(memory.content)
+    memory.compression_error = ""
+    memory.compression_due_at = now if memory.compression_status == CompressionStatus.PENDING else None
 
 
 def enqueue_compression(memory: Memory) -> None:
@@ -158,18 +169,22 @@ def memory_compress(*, memory_id: int, attempt: int = 1, only_pending: bool = Tr
             if exc.transient and attempt < max_attempts:
                 delay = retry_delay(attempt, exc.retry_after)
                 reason = f"attempt {attempt} of {max_attempts} failed ({exc}); next in {delay:g} s"
-                stored = _record(memory, Outcome(CompressionStatus.PENDING, reason=reason), only_pending)
+                pending = Outcome(CompressionStatus.PENDING, reason=reason)
+                stored = _record(memory, pending, only_pending, retry_in=delay)
                 return CompressionRun(CompressionStatus.PENDING, reason, retry_in=delay) if stored else None
             tries = f" ({attempt} attempts)" if attempt > 1 else ""
             outcome = Outcome(CompressionStatus.LLM_ERROR, reason=f"{exc}{tries}")
     return CompressionRun(outcome.status, outcome.reason) if _record(memory, outcome, only_pending) else None
 
 
-def _record(memory: Memory, outcome: Outcome, only_pending: bool) -> bool:
+def _record(memory: Memory, outcome: Outcome, only_pending: bool, retry_in: float = 0.0) -> bool:
     """One conditional UPDATE: nothing is written if the text changed since it was read."""
     changes: dict = {"compression_status": outcome.status, "compression_error": outcome.reason}
-    if outcome.status != CompressionStatus.PENDING:  # a retry keeps whatever form reads return now
+    if outcome.status == CompressionStatus.PENDING:  # a retry keeps whatever form reads return now
+        changes["compression_due_at"] = timezone.now() + timedelta(seconds=retry_in)
+    else:
         changes["content_optimized"] = outcome.optimized
+        changes["compression_due_at"] = None
     rows = Memory.objects.filter(pk=memory.pk, content=memory.content)
     if only_pending:
         rows = rows.filter(compression_status=CompressionStatus.PENDING)
@@ -184,3 +199,25 @@ def memories_to_compress(*, statuses: list[str] | None, owner=None) -> QuerySet[
     if owner is not None:
         memories = memories.filter(owner=owner)
     return memories.order_by("id")
+
+
+def memories_requeue_stale_compressions() -> list[int]:
+    """Pending compressions overdue by more than the re-queue delay (their task was lost or its
+    worker died): mark them due now and return their ids for the caller to enqueue."""
+    cutoff = timezone.now() - timedelta(seconds=settings.GNOSEM_REQUEUE_AFTER_SECONDS)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH stale AS MATERIALIZED (
+                SELECT id FROM memories_memory
+                WHERE compression_status = 'pending' AND compression_due_at < %s
+                ORDER BY compression_due_at LIMIT 1000
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE memories_memory AS m SET compression_due_at = now()
+            FROM stale WHERE m.id = stale.id
+            RETURNING m.id
+            """,
+            [cutoff],
+        )
+        return [row[0] for row in cursor.fetchall()]

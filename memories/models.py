@@ -85,6 +85,9 @@ class Memory(models.Model):
         max_length=16, choices=CompressionStatus.choices, default=CompressionStatus.PENDING
     )
     compression_error = models.TextField(blank=True, default="")
+    # While compression is pending: when its task is due (now, or a retry's time); the sweep
+    # re-queues memories overdue by more than the re-queue delay (a lost task, a dead worker).
+    compression_due_at = models.DateTimeField(null=True, blank=True)
 
     tokens_raw = models.GeneratedField(
         expression=TokenEstimate("content"), output_field=models.IntegerField(), db_persist=True
@@ -105,6 +108,9 @@ class Memory(models.Model):
         indexes = [
             models.Index(fields=["owner", "-created_at", "-id"], name="memory_owner_newest"),
             models.Index(fields=["indexing_status", "indexing_queued_at"], name="memory_indexing_queue"),
+            models.Index(
+                fields=["compression_due_at"], condition=Q(compression_status="pending"), name="memory_compression_due"
+            ),
             # btree_gin: the owner and the words in one index, so keyword search reads only the owner's rows.
             GinIndex(fields=["owner", "search_vector"], name="memory_owner_search_vector"),
             GinIndex(fields=["tags"], name="memory_tags"),

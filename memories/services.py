@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from memories import embedding
 from memories.chunking import chunk_spans
-from memories.compression import compression_status_for, enqueue_compression
+from memories.compression import enqueue_compression, reset_compression
 from memories.models import Chunk, IndexingStatus, Memory, OwnerTermStatistic
 from memories.selectors import memory_get
 from memories.validation import clean_content, clean_tags, clean_written_by
@@ -45,7 +45,7 @@ def memory_write(
     """Validate and store a memory; it is embedded in the background once the transaction commits."""
     content = clean_content(content)
     now = timezone.now()
-    memory = Memory.objects.create(
+    memory = Memory(
         owner=owner,
         content=content,
         tags=clean_tags(tags),
@@ -53,8 +53,9 @@ def memory_write(
         created_at=created_at or now,
         updated_at=now,
         indexing_queued_at=now,
-        compression_status=compression_status_for(content),
     )
+    reset_compression(memory, now)
+    memory.save(force_insert=True)
     enqueue_indexing([memory.pk])
     enqueue_compression(memory)
     return memory
@@ -73,9 +74,7 @@ def memory_update(
         content = clean_content(content)
         if content != memory.content:
             memory.content = content
-            memory.content_optimized = None
-            memory.compression_status = compression_status_for(content)
-            memory.compression_error = ""
+            reset_compression(memory, now)
             memory.indexing_status = IndexingStatus.PENDING
             memory.indexing_error = ""
             memory.indexing_attempts = 0

@@ -42,9 +42,12 @@ def requeue_stale_memories_task() -> int:
     ids = services.memories_requeue_stale()
     for start in range(0, len(ids), REQUEUE_BATCH):
         embed_memories_task(ids[start : start + REQUEUE_BATCH])
-    if ids:
-        logger.info("re-queued %d memories pending too long", len(ids))
-    return len(ids)
+    compression_ids = compression.memories_requeue_stale_compressions()
+    for memory_id in compression_ids:
+        compress_memory_task(memory_id)
+    if ids or compression_ids:
+        logger.info("re-queued %d memories for embedding, %d for compression", len(ids), len(compression_ids))
+    return len(ids) + len(compression_ids)
 
 
 @db_periodic_task(crontab(minute="17"))

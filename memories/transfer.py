@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models.functions import MD5
 from django.utils import timezone
 
-from memories.compression import compression_status_for, enqueue_compression
+from memories.compression import enqueue_compression, reset_compression
 from memories.exceptions import ValidationError
 from memories.models import MAX_CONTENT_CHARS, CompressionStatus, IndexingStatus, Memory
 from memories.selectors import memories_of
@@ -282,19 +282,20 @@ _UNDECIDED_COMPRESSION = {CompressionStatus.PENDING, CompressionStatus.DISABLED}
 
 
 def _memory_from(owner, entry: _Entry, public_id: uuid.UUID) -> Memory:
-    compression_status = entry.compression_status
-    if entry.content_optimized is None and compression_status in _UNDECIDED_COMPRESSION:
-        compression_status = compression_status_for(entry.content)
-    return Memory(
+    now = timezone.now()
+    memory = Memory(
         public_id=public_id,
         owner=owner,
         content=entry.content,
         content_optimized=entry.content_optimized,
-        compression_status=compression_status,
+        compression_status=entry.compression_status,
         tags=entry.tags,
         written_by=entry.written_by,
         created_at=entry.created_at,
         updated_at=entry.updated_at,
         indexing_status=IndexingStatus.PENDING,
-        indexing_queued_at=timezone.now(),
+        indexing_queued_at=now,
     )
+    if entry.content_optimized is None and entry.compression_status in _UNDECIDED_COMPRESSION:
+        reset_compression(memory, now)
+    return memory

@@ -9,7 +9,7 @@ from huey.contrib.djhuey import HUEY
 
 from memories import compression, selectors, services
 from memories.models import Chunk, CompressionStatus, IndexingStatus, Memory
-from memories.tasks import compress_memory_task
+from memories.tasks import compress_memory_task, requeue_stale_memories_task
 from tests.memories.chat_server import Reply
 
 RAW = (
@@ -314,3 +314,35 @@ def test_the_tokens_compression_saves_count_in_the_owners_usage(write, owner, ch
     assert usage.compressed == 1
     assert usage.tokens_raw == (len(RAW) + 3) // 4 + (len(RAW_EDITED) + 3) // 4
     assert usage.tokens_saved == (len(RAW) + 3) // 4 - (len(GOOD) + 3) // 4
+
+
+def test_a_pending_compression_is_due_now_and_an_outcome_clears_it(write, chat_server, settings):
+    settings.GNOSEM_LLM_RETRY_DELAY_SECONDS = 30
+    chat_server.script(Reply(status=503), Reply(content=GOOD))
+    try:
+        memory = write()
+        # The retry is due in 30 s, and its time is on the memory, not only in the queue.
+        assert memory.compression_due_at - timezone.now() > timedelta(seconds=25)
+        HUEY.flush()
+        compress_memory_task.call_local(memory.pk, 2)
+        memory.refresh_from_db()
+        assert (memory.compression_status, memory.compression_due_at) == (CompressionStatus.COMPRESSED, None)
+    finally:
+        HUEY.flush()
+
+
+def test_the_sweep_requeues_a_compression_whose_task_was_lost(owner, chat_server, settings):
+    settings.GNOSEM_REQUEUE_AFTER_SECONDS = 300
+    lost = services.memory_write(owner=owner, content=RAW)  # its on-commit task never runs here
+    waiting = services.memory_write(owner=owner, content=RAW_EDITED)
+    Memory.objects.filter(pk=lost.pk).update(compression_due_at=timezone.now() - timedelta(minutes=6))
+    # A retry scheduled for later is not overdue, however long ago the memory was written.
+    Memory.objects.filter(pk=waiting.pk).update(compression_due_at=timezone.now() + timedelta(minutes=20))
+    chat_server.answer(GOOD)
+
+    assert requeue_stale_memories_task.call_local() == 1
+
+    lost.refresh_from_db()
+    assert (lost.compression_status, lost.content_optimized) == (CompressionStatus.COMPRESSED, GOOD)
+    assert Memory.objects.get(pk=waiting.pk).compression_status == CompressionStatus.PENDING
+    assert len(chat_server.requests) == 1
