@@ -22,7 +22,6 @@ MAX_TAGS = 20
 MAX_TAG_CHARS = 64
 MAX_WRITTEN_BY_CHARS = 100
 TAG_PATTERN = r"^[a-z0-9][a-z0-9._:/-]*$"
-SEARCH_CONFIG = "english"
 COMPRESSION_MIN_CHARS = 400
 
 
@@ -50,9 +49,10 @@ class TokenEstimate(Func):
 
 
 class ContentTsvector(Func):
-    """The full-text vector of a text column, in the search configuration."""
+    """The full-text vector of a text column: `gnosem_search_vector` (migration 0005), which
+    queries go through too."""
 
-    template = f"to_tsvector('{SEARCH_CONFIG}'::regconfig, %(expressions)s)"
+    function = "gnosem_search_vector"
     output_field = SearchVectorField()
 
 

@@ -32,6 +32,16 @@ class Migration(migrations.Migration):
             """,
             reverse_sql="DROP FUNCTION gnosem_tsvector_token_count(tsvector)",
         ),
+        # The full-text vector's expression, as migration 0005 defines it (the model's generated
+        # column below renders through it; on a database migrated before 0005 it comes from 0005).
+        migrations.RunSQL(
+            sql=(
+                "CREATE OR REPLACE FUNCTION gnosem_search_vector(content text) RETURNS tsvector "
+                "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE "
+                "AS $$ SELECT to_tsvector('english'::regconfig, translate(content, '<>', '  ')) $$"
+            ),
+            reverse_sql=migrations.RunSQL.noop,
+        ),
         migrations.CreateModel(
             name='Memory',
             fields=[

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from django.db import connection
 from pgvector import Vector
 
-from memories.models import SEARCH_CONFIG
 from memories.selectors import MemoryFilters
 
 # BM25 parameters (Robertson & Zaragoza's usual values).
@@ -84,7 +83,7 @@ def _filters_sql(filters: MemoryFilters) -> tuple[str, dict]:
 _BM25_SQL = f"""
 WITH terms AS MATERIALIZED (
     SELECT DISTINCT lexeme
-    FROM unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}'::regconfig, %(query)s))) AS lexeme
+    FROM unnest(tsvector_to_array(gnosem_search_vector(%(query)s))) AS lexeme
 ),
 statistics AS MATERIALIZED (
     SELECT t.lexeme, coalesce(s.df, 0)::float8 AS df

@@ -103,6 +103,21 @@ def test_a_memory_not_yet_embedded_is_found_by_keyword(db, corpus):
     assert waiting.chunks.count() == 0
 
 
+@pytest.mark.parametrize(
+    ("content", "query"),
+    [
+        ("The <PricingTable> component re-renders on every keystroke.", "PricingTable"),
+        ("Parse it into a Map<String, Invoice> first.", "invoice map"),
+        ('The XSS report showed <script>alert("pwned")</script> in the bio field.', "alert pwned"),
+    ],
+)
+def test_words_in_angle_brackets_are_found_by_keyword(owner, content, query):
+    # Not yet embedded: only the keyword signal can find it.
+    memory = services.memory_write(owner=owner, content=content)
+    hits = search_hybrid(owner=owner, query=query)
+    assert [hit.memory for hit in hits] == [memory]
+
+
 def test_search_answers_before_anything_is_embedded(owner):
     memory = services.memory_write(owner=owner, content="The Wi-Fi password at the office is hunter2.")
     hits = search_hybrid(owner=owner, query="office wi-fi password")
