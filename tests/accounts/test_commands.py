@@ -106,6 +106,12 @@ def test_revoketoken_list_shows_prefixes_and_states_never_full_tokens(owner, str
     assert strangers[:LOOKUP_PREFIX_CHARS] not in stdout
 
 
+def test_revoketoken_list_takes_an_e_mail_and_says_when_there_is_nothing(owner):
+    assert run("revoketoken", "--list", "owner@example.com")[0] == "owner@example.com has no tokens.\n"
+    with pytest.raises(CommandError, match="No user with the username or e-mail 'nobody'"):
+        run("revoketoken", "--list", "nobody")
+
+
 def test_createtoken_finds_a_web_user_by_e_mail(owner):
     stdout, _ = run("createtoken", "OWNER@example.com")
     assert token_authenticate(stdout.strip()).owner == owner

@@ -5,6 +5,7 @@ from django.utils import timezone
 
 from accounts.models import ApiToken
 from accounts.tokens import LOOKUP_PREFIX_CHARS
+from accounts.users import user_for_command
 
 
 class Command(BaseCommand):
@@ -12,16 +13,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("token", nargs="?", help="The token or its prefix.")
-        parser.add_argument("--list", metavar="USERNAME", help="List a user's tokens instead.")
+        parser.add_argument("--list", metavar="USER", help="List a user's tokens (username or e-mail) instead.")
 
     def handle(self, *args, token: str | None, list: str | None, **options):
         if list:
-            for row in ApiToken.objects.filter(owner__username=list).order_by("created_at"):
+            tokens = ApiToken.objects.filter(owner=user_for_command(list)).order_by("created_at")
+            if not tokens:
+                self.stdout.write(f"{list} has no tokens.")
+            for row in tokens:
                 state = f"revoked {row.revoked_at:%Y-%m-%d}" if row.revoked_at else "active"
                 self.stdout.write(f"{row.prefix}  {row.scope:5}  {state:18}  {row.name}")
             return
         if not token:
-            raise CommandError("Give the token (or its prefix) to revoke, or --list USERNAME.")
+            raise CommandError("Give the token (or its prefix) to revoke, or --list USER.")
         updated = ApiToken.objects.filter(prefix=token[:LOOKUP_PREFIX_CHARS], revoked_at__isnull=True).update(
             revoked_at=timezone.now()
         )
