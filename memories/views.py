@@ -5,7 +5,6 @@ import uuid
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import connection
@@ -15,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
-from memories import selectors, services, transfer
+from memories import llm, selectors, services, transfer
 from memories.exceptions import NotFound, ValidationError
 from memories.health import queue_state
 from memories.models import Memory
@@ -91,7 +90,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             selectors.memory_writes_per_day(owner, days=CHART_DAYS), days=CHART_DAYS, today=timezone.now().date()
         ),
         "clients": selectors.memory_clients(owner),
-        "compression_enabled": bool(settings.GNOSEM_LLM_BASE_URL),
+        "compression_enabled": llm.llm_configured(),
         "memories": [],
         "hits": None,
         "next_cursor": None,

@@ -145,3 +145,10 @@ def test_the_stylesheet_is_served_without_debug(client):
     response = client.get("/static/gnosem.css")
     assert response.status_code == 200
     assert b"--accent" in b"".join(response.streaming_content)
+
+
+def test_the_dashboard_says_how_to_turn_compression_on_only_while_it_is_off(owner_client, settings):
+    assert "Compression is off" in page_of(owner_client.get("/"))
+    settings.GNOSEM_LLM_BASE_URL = "http://127.0.0.1:11434/v1"
+    settings.GNOSEM_LLM_MODEL = "llama3.1:8b"
+    assert "Compression is off" not in page_of(owner_client.get("/"))
