@@ -177,6 +177,13 @@ def memory_compress(*, memory_id: int, attempt: int = 1, only_pending: bool = Tr
     return CompressionRun(outcome.status, outcome.reason) if _record(memory, outcome, only_pending) else None
 
 
+def postpone(memory_id: int, seconds: float) -> None:
+    """A pending compression's task was put off: it is due later (the sweep must not re-queue it)."""
+    Memory.objects.filter(pk=memory_id, compression_status=CompressionStatus.PENDING).update(
+        compression_due_at=timezone.now() + timedelta(seconds=seconds)
+    )
+
+
 def _record(memory: Memory, outcome: Outcome, only_pending: bool, retry_in: float = 0.0) -> bool:
     """One conditional UPDATE: nothing is written if the text changed since it was read."""
     changes: dict = {"compression_status": outcome.status, "compression_error": outcome.reason}

@@ -1,7 +1,9 @@
 """Background work: thin huey wrappers around services (tasks take ids, never objects)."""
 
 import logging
+import threading
 
+from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_startup
 
@@ -10,6 +12,12 @@ from memories import compression, embedding, services
 logger = logging.getLogger(__name__)
 
 REQUEUE_BATCH = 64
+# A model may take many seconds to answer: at most this many of a consumer's threads wait on it at
+# once, so one is always free to embed (a one-thread consumer takes both kinds in turn).
+COMPRESSION_SLOTS = max(1, settings.HUEY["consumer"]["workers"] - 1)
+_compression_slots = threading.BoundedSemaphore(COMPRESSION_SLOTS)
+# A compression that finds every slot taken tries again this much later.
+BUSY_RETRY_SECONDS = 5
 
 
 @on_startup()
@@ -31,7 +39,14 @@ def embed_memories_task(memory_ids: list[int]) -> int:
 @db_task(priority=-1)
 def compress_memory_task(memory_id: int, attempt: int = 1) -> None:
     """Compress one memory; after a transient failure, try again later with back-off."""
-    run = compression.memory_compress(memory_id=memory_id, attempt=attempt)
+    if not _compression_slots.acquire(blocking=False):
+        compression.postpone(memory_id, BUSY_RETRY_SECONDS)
+        compress_memory_task.schedule((memory_id, attempt), delay=BUSY_RETRY_SECONDS)
+        return
+    try:
+        run = compression.memory_compress(memory_id=memory_id, attempt=attempt)
+    finally:
+        _compression_slots.release()
     if run is not None and run.retry_in is not None:
         compress_memory_task.schedule((memory_id, attempt + 1), delay=run.retry_in)
 

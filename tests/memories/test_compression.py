@@ -346,3 +346,27 @@ def test_the_sweep_requeues_a_compression_whose_task_was_lost(owner, chat_server
     assert (lost.compression_status, lost.content_optimized) == (CompressionStatus.COMPRESSED, GOOD)
     assert Memory.objects.get(pk=waiting.pk).compression_status == CompressionStatus.PENDING
     assert len(chat_server.requests) == 1
+
+
+def test_a_compression_finding_every_slot_taken_waits_and_leaves_the_thread_free(owner, chat_server):
+    from memories import tasks
+
+    memory = services.memory_write(owner=owner, content=RAW)
+    chat_server.answer(GOOD)
+    taken = [tasks._compression_slots.acquire(blocking=False) for _ in range(tasks.COMPRESSION_SLOTS)]
+    assert all(taken)  # other threads are all waiting on the model
+    try:
+        compress_memory_task.call_local(memory.pk)
+        memory.refresh_from_db()
+        assert memory.compression_status == CompressionStatus.PENDING and not chat_server.requests
+        assert memory.compression_due_at - timezone.now() > timedelta(seconds=3)
+        [later] = HUEY.scheduled()
+        assert later.args == (memory.pk, 1)
+    finally:
+        HUEY.flush()
+        for _ in taken:
+            tasks._compression_slots.release()
+
+    compress_memory_task.call_local(memory.pk)  # a slot is free again
+    memory.refresh_from_db()
+    assert memory.compression_status == CompressionStatus.COMPRESSED
