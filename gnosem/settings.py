@@ -103,6 +103,11 @@ GNOSEM_INDEXING_MAX_ATTEMPTS = env_int("GNOSEM_INDEXING_MAX_ATTEMPTS", 5, minimu
 GNOSEM_RRF_K = env_int("GNOSEM_RRF_K", 60, minimum=1)
 GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 1.0, minimum=0.0)
 GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0)
+# After fusion: recency decay (half-life in days, 0 = off; weight = the most an old memory can
+# lose) and MMR diversity (λ: 0 = pure relevance, 1 = maximum diversity); both per request too.
+GNOSEM_HALF_LIFE_DAYS = env_float("GNOSEM_HALF_LIFE_DAYS", 30.0, minimum=0.0)
+GNOSEM_RECENCY_WEIGHT = env_float("GNOSEM_RECENCY_WEIGHT", 0.1, minimum=0.0, maximum=1.0)
+GNOSEM_DIVERSITY = env_float("GNOSEM_DIVERSITY", 0.7, minimum=0.0, maximum=1.0)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -14,8 +14,10 @@ class Fused:
 
 def reciprocal_rank_fusion(rankings: dict[str, list[Ranked]], weights: dict[str, float], k: int) -> list[Fused]:
     """Σ weight / (k + rank) over the signals, normalised so that first place in every weighted
-    signal scores 1.0. Each result remembers its rank and raw score per signal."""
-    best_possible = sum(weights[name] / (k + 1) for name in rankings if weights[name] > 0) or 1.0
+    signal scores 1.0. Each result remembers its rank and raw score per signal; a signal of
+    weight 0 is left out."""
+    rankings = {name: ranking for name, ranking in rankings.items() if weights[name] > 0}
+    best_possible = sum(weights[name] / (k + 1) for name in rankings) or 1.0
     fused: dict[int, Fused] = {}
     for name, ranking in rankings.items():
         weight = weights[name]

@@ -1,59 +1,137 @@
-"""search_hybrid: the search pipeline of DESIGN.md §5 (vector + BM25, fused with weighted RRF).
+"""search_hybrid: the search pipeline of DESIGN.md §5.
 
-Temporal decay, MMR diversity and graph expansion come with later issues and slot in after
-fusion.
+Vector and BM25 rankings of the owner's (filtered) memories are fused with weighted RRF; the
+fused score is then multiplied by a recency factor, by a factor for memories outside a time
+window the query names ("last Thursday"), and by MMR's redundancy discount. Graph expansion
+comes with a later issue and slots in before fusion.
 """
 
 import logging
 from concurrent.futures import Future
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 from django.conf import settings
+from django.utils import timezone
 
 from memories import embedding
 from memories.models import Memory
 from memories.search.fusion import reciprocal_rank_fusion
-from memories.search.signals import keyword_ranking, vector_ranking
+from memories.search.reranking import diversify, recency_factor
+from memories.search.signals import keyword_ranking, memory_vectors, vector_ranking
+from memories.search.time_expressions import parse_time_window
 from memories.selectors import MemoryFilters, memories_of
-from memories.validation import clean_query, clean_top_k
+from memories.validation import clean_fraction, clean_half_life_days, clean_query, clean_top_k
 
 logger = logging.getLogger(__name__)
 
 # Each signal contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
+# Score factor of a memory created outside the time window the query names.
+OUTSIDE_TIME_WINDOW = 0.5
 
 
 @dataclass(frozen=True)
 class SearchHit:
     memory: Memory
     score: float
+    # Per signal: {"rank", "score"} of the signals that found the memory.
     signals: dict[str, dict]
+    # How the score came about: fused RRF score, each factor applied after fusion, the signals.
+    explanation: dict
 
 
 def search_hybrid(
-    *, owner, query: object, top_k: object = None, filters: MemoryFilters | None = None
+    *,
+    owner,
+    query: object,
+    top_k: object = None,
+    filters: MemoryFilters | None = None,
+    half_life_days: object = None,
+    diversity: object = None,
+    min_score: object = None,
+    now: datetime | None = None,
 ) -> list[SearchHit]:
-    """The owner's memories best matching `query` by meaning and by exact words."""
+    """The owner's memories best matching `query` by meaning and by exact words.
+
+    `half_life_days` (default GNOSEM_HALF_LIFE_DAYS, 0 = no decay) sets how fast older memories
+    lose their recency boost; `diversity` (MMR's λ, default GNOSEM_DIVERSITY, 0 = pure relevance)
+    how strongly near-duplicates of better results are pushed down; `min_score` drops weaker
+    results. `now` is the reference time for decay and time expressions (default: now).
+    """
     query = clean_query(query)
     filters = filters or MemoryFilters()
     top_k = clean_top_k(top_k)
+    half_life_days = clean_half_life_days(half_life_days, default=settings.GNOSEM_HALF_LIFE_DAYS)
+    diversity = clean_fraction("diversity", diversity, default=settings.GNOSEM_DIVERSITY)
+    min_score = clean_fraction("min_score", min_score, default=0.0)
+    now = now or timezone.now()
+    weights = {"vector": settings.GNOSEM_WEIGHT_VECTOR, "keyword": settings.GNOSEM_WEIGHT_KEYWORD}
     candidates = top_k * CANDIDATES_PER_RESULT
+
     # The query is embedded on the inference thread while this one runs the keyword query.
-    embedder, pending_vector = _start_query_embedding(query)
-    rankings = {"keyword": keyword_ranking(owner_id=owner.pk, query=query, filters=filters, limit=candidates)}
+    embedder, pending_vector = _start_query_embedding(query) if weights["vector"] > 0 else (None, None)
+    rankings = {}
+    if weights["keyword"] > 0:
+        rankings["keyword"] = keyword_ranking(owner_id=owner.pk, query=query, filters=filters, limit=candidates)
     model_name, query_vector = _finish_query_embedding(embedder, pending_vector)
     if query_vector is not None:
         rankings["vector"] = vector_ranking(
             owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=candidates
         )
-    weights = {"vector": settings.GNOSEM_WEIGHT_VECTOR, "keyword": settings.GNOSEM_WEIGHT_KEYWORD}
-    fused = reciprocal_rank_fusion(rankings, weights, settings.GNOSEM_RRF_K)[:top_k]
-    memories = memories_of(owner).in_bulk([entry.memory_id for entry in fused])
+    fused = reciprocal_rank_fusion(rankings, weights, settings.GNOSEM_RRF_K)
+    if not fused:
+        return []
+
+    created = dict(
+        memories_of(owner).filter(pk__in=[entry.memory_id for entry in fused]).values_list("pk", "created_at")
+    )
+    fused = [entry for entry in fused if entry.memory_id in created]  # deleted since ranking
+    window = parse_time_window(query, now)
+    explanations, scores = [], []
+    for entry in fused:
+        explanation = {"rrf": round(entry.score, 6), "signals": entry.signals}
+        score = entry.score
+        if half_life_days:
+            factor = recency_factor(created[entry.memory_id], now, half_life_days, settings.GNOSEM_RECENCY_WEIGHT)
+            explanation["recency"] = round(factor, 6)
+            score *= factor
+        if window:
+            factor = 1.0 if window.contains(created[entry.memory_id]) else OUTSIDE_TIME_WINDOW
+            explanation["time_window"] = {"phrase": window.phrase, "factor": factor}
+            score *= factor
+        explanations.append(explanation)
+        scores.append(score)
+    order = sorted(range(len(fused)), key=lambda index: -scores[index])
+
+    if diversity > 0 and len(order) > 1:
+        vectors = memory_vectors([fused[index].memory_id for index in order], model_name) if model_name else {}
+        picks = diversify(
+            [scores[index] for index in order],
+            [vectors.get(fused[index].memory_id) for index in order],
+            diversity,
+            top_k,
+        )
+        ranked = []
+        for position, adjusted in picks:
+            index = order[position]
+            explanations[index]["diversity"] = round(adjusted / scores[index], 6) if scores[index] else 1.0
+            ranked.append((index, adjusted))
+    else:
+        ranked = [(index, scores[index]) for index in order[:top_k]]
+
+    ranked = [(index, score) for index, score in ranked if score >= min_score]
+    memories = memories_of(owner).in_bulk([fused[index].memory_id for index, _ in ranked])
     return [
-        SearchHit(memory=memories[entry.memory_id], score=entry.score, signals=entry.signals)
-        for entry in fused
-        if entry.memory_id in memories  # deleted between ranking and loading
+        SearchHit(
+            memory=memories[fused[index].memory_id],
+            score=score,
+            signals=fused[index].signals,
+            explanation={**explanations[index], "score": round(score, 6)},
+        )
+        for index, score in ranked
+        if fused[index].memory_id in memories  # deleted between ranking and loading
     ]
 
 

@@ -5,10 +5,11 @@ Every signal returns memory ids best first with its own score; fusion combines t
 
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import connection
 from pgvector import Vector
 
-from memories.models import SEARCH_CONFIG
+from memories.models import SEARCH_CONFIG, Chunk
 from memories.selectors import MemoryFilters
 
 # BM25 parameters (Robertson & Zaragoza's usual values).
@@ -133,3 +134,13 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
             {"query": query, "owner": owner_id, "limit": limit, **filter_params},
         )
         return [Ranked(memory_id, float(score)) for memory_id, score in cursor.fetchall()]
+
+
+def memory_vectors(memory_ids: list[int], model: str) -> dict[int, np.ndarray]:
+    """One unit vector per embedded memory (the mean direction of its chunks), for MMR."""
+    sums: dict[int, np.ndarray] = {}
+    for memory_id, vector in Chunk.objects.filter(memory_id__in=memory_ids, model=model).values_list(
+        "memory_id", "embedding"
+    ):
+        sums[memory_id] = sums.get(memory_id, 0) + np.asarray(vector, dtype=np.float32)
+    return {memory_id: total / (np.linalg.norm(total) or 1.0) for memory_id, total in sums.items()}
