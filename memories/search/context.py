@@ -1,0 +1,52 @@
+"""What gets embedded for a memory: its chunks, plus its neighbouring context.
+
+Memories a client writes in sequence (turns of one conversation, steps of one session) often
+make sense only together: "Yes, she loved it!" answers the memory before it. A short memory
+whose same-client predecessor was written shortly before is therefore embedded twice, as
+itself and as "predecessor + itself"; the vector signal scores a memory by its best chunk, so
+either reading can find it.
+"""
+
+from datetime import timedelta
+
+from django.db import connection
+
+from memories.chunking import CHUNK_CHARS, Span, chunk_spans
+from memories.models import Memory
+
+# A predecessor written longer ago than this belongs to another session.
+CONTEXT_WINDOW = timedelta(minutes=30)
+# The tail of the predecessor that is kept: enough for a question or a topic, short of the
+# model's 256 word pieces together with the memory itself.
+CONTEXT_CHARS = 400
+
+_PREDECESSORS_SQL = """
+SELECT m.id, p.content
+FROM memories_memory m
+CROSS JOIN LATERAL (
+    SELECT content FROM memories_memory p
+    WHERE p.owner_id = m.owner_id AND p.written_by = m.written_by
+      AND (p.created_at, p.id) < (m.created_at, m.id) AND p.created_at >= m.created_at - %s
+    ORDER BY p.created_at DESC, p.id DESC
+    LIMIT 1
+) p
+WHERE m.id = ANY(%s)
+"""
+
+
+def embedding_pieces(memories: list[Memory]) -> dict[int, list[tuple[Span, str]]]:
+    """Per memory, the (span of its content, text to embed) pairs: its chunks, then its
+    in-context reading when it is short and has a recent predecessor."""
+    pieces = {
+        memory.pk: [(span, memory.content[span.start : span.end]) for span in chunk_spans(memory.content)]
+        for memory in memories
+    }
+    short = {memory.pk: memory for memory in memories if len(memory.content) <= CHUNK_CHARS}
+    if short:
+        with connection.cursor() as cursor:
+            cursor.execute(_PREDECESSORS_SQL, [CONTEXT_WINDOW, list(short)])
+            for memory_id, predecessor in cursor.fetchall():
+                content = short[memory_id].content
+                context = predecessor[-CONTEXT_CHARS:]
+                pieces[memory_id].append((Span(0, len(content)), f"{context}\n{content}"))
+    return pieces
