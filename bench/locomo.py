@@ -15,6 +15,7 @@ figures as one JSON object on the last line.
 
 import argparse
 import json
+import logging
 import os
 import re
 import sys
@@ -33,6 +34,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 import django  # noqa: E402
 
 django.setup()
+logging.getLogger("huey").setLevel(logging.WARNING)  # one line per indexing task otherwise
 
 import numpy as np  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
@@ -170,9 +172,8 @@ def print_table(report: dict) -> None:
                     f"{name:10} {category:13} {row['n']:>5} {row['recall@5']:7.3f} {row['recall@10']:7.3f} "
                     f"{row['hit@10']:7.3f} {row['mrr']:7.3f}"
                 )
-        print(
-            f"{name:10} {'latency ms':13} p50 {figures['latency_ms']['p50']:.1f}  p95 {figures['latency_ms']['p95']:.1f}"
-        )
+        latency = figures["latency_ms"]
+        print(f"{name:10} {'latency ms':13} p50 {latency['p50']:.1f}  p95 {latency['p95']:.1f}")
     print(
         f"(overall = categories 1-4; {report['questions_without_evidence']} questions without usable evidence "
         f"skipped; writing and indexing took {report['load_seconds']} s)"

@@ -3,8 +3,8 @@ from itertools import pairwise
 import pytest
 
 from memories import services
-from memories.exceptions import ValidationError
 from memories.chunking import chunk_spans
+from memories.exceptions import ValidationError
 from memories.models import MAX_CONTENT_CHARS, Chunk, IndexingStatus, Memory
 
 
