@@ -99,15 +99,18 @@ GNOSEM_LLM_MODEL = env_str("GNOSEM_LLM_MODEL")
 GNOSEM_REQUEUE_AFTER_SECONDS = env_int("GNOSEM_REQUEUE_AFTER_SECONDS", 300, minimum=10)
 GNOSEM_INDEXING_MAX_ATTEMPTS = env_int("GNOSEM_INDEXING_MAX_ATTEMPTS", 5, minimum=1, maximum=100)
 
-# Search: weights of each signal in reciprocal rank fusion (k = 60).
-GNOSEM_RRF_K = env_int("GNOSEM_RRF_K", 60, minimum=1)
-GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 1.0, minimum=0.0)
+# Search: weights of each signal's normalised score in fusion, and the share of a memory's
+# fused score passed to its neighbours in a sequence (0 = off).
+GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 0.7, minimum=0.0)
 GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0)
+GNOSEM_CONTEXT_WEIGHT = env_float("GNOSEM_CONTEXT_WEIGHT", 0.3, minimum=0.0, maximum=1.0)
 # After fusion: recency decay (half-life in days, 0 = off; weight = the most an old memory can
 # lose) and MMR diversity (λ: 0 = pure relevance, 1 = maximum diversity); both per request too.
 GNOSEM_HALF_LIFE_DAYS = env_float("GNOSEM_HALF_LIFE_DAYS", 30.0, minimum=0.0)
 GNOSEM_RECENCY_WEIGHT = env_float("GNOSEM_RECENCY_WEIGHT", 0.1, minimum=0.0, maximum=1.0)
 GNOSEM_DIVERSITY = env_float("GNOSEM_DIVERSITY", 0.7, minimum=0.0, maximum=1.0)
+# Score factor of memories written outside a time window the query names (1 = no effect).
+GNOSEM_OUTSIDE_TIME_WINDOW = env_float("GNOSEM_OUTSIDE_TIME_WINDOW", 0.5, minimum=0.0, maximum=1.0)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -184,8 +184,9 @@ SEARCH_HIT = _object(
         "explanation": {
             "type": "object",
             "description": (
-                "With explain: `signals` (rank and raw score in each signal that found the memory), `rrf` (their "
-                "fused score), the factors applied after it (`recency`, `time_window`, `diversity`) and `score`."
+                "With explain: `signals` (rank and raw score in each signal that found the memory), `fused` (their "
+                "combined score, with `context` gained from neighbouring memories), the factors applied after it "
+                "(`recency`, `time_window`, `diversity`) and the final `score`."
             ),
         },
     },

@@ -1,10 +1,12 @@
-"""What gets embedded for a memory: its chunks, plus its neighbouring context.
+"""Neighbouring context: memories a client wrote in sequence, minutes apart.
 
-Memories a client writes in sequence (turns of one conversation, steps of one session) often
-make sense only together: "Yes, she loved it!" answers the memory before it. A short memory
-whose same-client predecessor was written shortly before is therefore embedded twice, as
-itself and as "predecessor + itself"; the vector signal scores a memory by its best chunk, so
-either reading can find it.
+Such memories (turns of one conversation, steps of one session) often make sense only together:
+"Yes, she loved it!" answers the memory before it. Two uses:
+- indexing: a short memory with a recent same-client predecessor is embedded twice, as itself
+  and as "predecessor + itself"; the vector signal scores a memory by its best chunk, so either
+  reading can find it;
+- search: fusion passes part of each candidate's score to its sequence neighbours
+  (`sequence_neighbours`).
 """
 
 from datetime import timedelta
@@ -32,6 +34,28 @@ CROSS JOIN LATERAL (
 ) p
 WHERE m.id = ANY(%s)
 """
+
+
+_NEIGHBOURS_SQL = """
+SELECT m.id,
+    (SELECT p.id FROM memories_memory p
+     WHERE p.owner_id = m.owner_id AND p.written_by = m.written_by
+       AND (p.created_at, p.id) < (m.created_at, m.id) AND p.created_at >= m.created_at - %(window)s
+     ORDER BY p.created_at DESC, p.id DESC LIMIT 1),
+    (SELECT n.id FROM memories_memory n
+     WHERE n.owner_id = m.owner_id AND n.written_by = m.written_by
+       AND (n.created_at, n.id) > (m.created_at, m.id) AND n.created_at <= m.created_at + %(window)s
+     ORDER BY n.created_at, n.id LIMIT 1)
+FROM memories_memory m
+WHERE m.id = ANY(%(ids)s) AND m.owner_id = %(owner)s
+"""
+
+
+def sequence_neighbours(owner_id: int, memory_ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
+    """(previous, next) memory in each memory's sequence, None where there is none."""
+    with connection.cursor() as cursor:
+        cursor.execute(_NEIGHBOURS_SQL, {"window": CONTEXT_WINDOW, "ids": memory_ids, "owner": owner_id})
+        return {memory_id: (previous, following) for memory_id, previous, following in cursor.fetchall()}
 
 
 def embedding_pieces(memories: list[Memory]) -> dict[int, list[tuple[Span, str]]]:

@@ -1,9 +1,10 @@
 """search_hybrid: the search pipeline of DESIGN.md §5.
 
-Vector and BM25 rankings of the owner's (filtered) memories are fused with weighted RRF; the
-fused score is then multiplied by a recency factor, by a factor for memories outside a time
-window the query names ("last Thursday"), and by MMR's redundancy discount. Graph expansion
-comes with a later issue and slots in before fusion.
+Vector and BM25 rankings of the owner's (filtered) memories are fused (weighted, normalised
+scores, plus a share of the scores of each memory's sequence neighbours); the fused score is
+then multiplied by a recency factor, by a factor for memories outside a time window the query
+names ("last Thursday"), and by MMR's redundancy discount. Graph expansion comes with a later
+issue and slots in before fusion.
 """
 
 import logging
@@ -17,7 +18,8 @@ from django.utils import timezone
 
 from memories import embedding
 from memories.models import Memory
-from memories.search.fusion import reciprocal_rank_fusion
+from memories.search.context import sequence_neighbours
+from memories.search.fusion import add_context, fuse
 from memories.search.reranking import diversify, recency_factor
 from memories.search.signals import keyword_ranking, memory_vectors, vector_ranking
 from memories.search.time_expressions import parse_time_window
@@ -28,8 +30,8 @@ logger = logging.getLogger(__name__)
 
 # Each signal contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
-# Score factor of a memory created outside the time window the query names.
-OUTSIDE_TIME_WINDOW = 0.5
+# MMR picks the results among this many of the best candidates per requested result.
+DIVERSITY_POOL_PER_RESULT = 2
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class SearchHit:
     score: float
     # Per signal: {"rank", "score"} of the signals that found the memory.
     signals: dict[str, dict]
-    # How the score came about: fused RRF score, each factor applied after fusion, the signals.
+    # How the score came about: the signals, their fused score, each factor applied after fusion.
     explanation: dict
 
 
@@ -80,25 +82,31 @@ def search_hybrid(
         rankings["vector"] = vector_ranking(
             owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=candidates
         )
-    fused = reciprocal_rank_fusion(rankings, weights, settings.GNOSEM_RRF_K)
+    by_memory = fuse(rankings, weights)
+    if settings.GNOSEM_CONTEXT_WEIGHT > 0 and by_memory:
+        neighbours = sequence_neighbours(owner.pk, list(by_memory))
+        add_context(by_memory, neighbours, settings.GNOSEM_CONTEXT_WEIGHT)
+    created = dict(memories_of(owner).filter(pk__in=list(by_memory)).values_list("pk", "created_at"))
+    fused = sorted(
+        (entry for entry in by_memory.values() if entry.memory_id in created),  # deleted since ranking
+        key=lambda entry: (-entry.score, -entry.memory_id),
+    )
     if not fused:
         return []
-
-    created = dict(
-        memories_of(owner).filter(pk__in=[entry.memory_id for entry in fused]).values_list("pk", "created_at")
-    )
-    fused = [entry for entry in fused if entry.memory_id in created]  # deleted since ranking
     window = parse_time_window(query, now)
+    outside_window = settings.GNOSEM_OUTSIDE_TIME_WINDOW
     explanations, scores = [], []
     for entry in fused:
-        explanation = {"rrf": round(entry.score, 6), "signals": entry.signals}
+        explanation = {"fused": round(entry.score, 6), "signals": entry.signals}
+        if entry.context:
+            explanation["context"] = round(entry.context, 6)
         score = entry.score
         if half_life_days:
             factor = recency_factor(created[entry.memory_id], now, half_life_days, settings.GNOSEM_RECENCY_WEIGHT)
             explanation["recency"] = round(factor, 6)
             score *= factor
-        if window:
-            factor = 1.0 if window.contains(created[entry.memory_id]) else OUTSIDE_TIME_WINDOW
+        if window and outside_window < 1:
+            factor = 1.0 if window.contains(created[entry.memory_id]) else outside_window
             explanation["time_window"] = {"phrase": window.phrase, "factor": factor}
             score *= factor
         explanations.append(explanation)
@@ -106,6 +114,7 @@ def search_hybrid(
     order = sorted(range(len(fused)), key=lambda index: -scores[index])
 
     if diversity > 0 and len(order) > 1:
+        order = order[: top_k * DIVERSITY_POOL_PER_RESULT]
         vectors = memory_vectors([fused[index].memory_id for index in order], model_name) if model_name else {}
         picks = diversify(
             [scores[index] for index in order],

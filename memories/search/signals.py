@@ -9,7 +9,7 @@ import numpy as np
 from django.db import connection
 from pgvector import Vector
 
-from memories.models import SEARCH_CONFIG, Chunk
+from memories.models import SEARCH_CONFIG
 from memories.selectors import MemoryFilters
 
 # BM25 parameters (Robertson & Zaragoza's usual values).
@@ -137,10 +137,18 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
 
 
 def memory_vectors(memory_ids: list[int], model: str) -> dict[int, np.ndarray]:
-    """One unit vector per embedded memory (the mean direction of its chunks), for MMR."""
+    """One unit vector per embedded memory (the mean direction of its chunks), for MMR.
+
+    Vectors travel in pgvector's binary form (2-byte dimension, 2 unused bytes, big-endian
+    float4s): parsing their text form costs tens of milliseconds per search.
+    """
     sums: dict[int, np.ndarray] = {}
-    for memory_id, vector in Chunk.objects.filter(memory_id__in=memory_ids, model=model).values_list(
-        "memory_id", "embedding"
-    ):
-        sums[memory_id] = sums.get(memory_id, 0) + np.asarray(vector, dtype=np.float32)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT memory_id, vector_send(embedding) FROM memories_chunk WHERE memory_id = ANY(%s) AND model = %s",
+            [memory_ids, model],
+        )
+        for memory_id, raw in cursor.fetchall():
+            vector = np.frombuffer(bytes(raw), dtype=">f4", offset=4).astype(np.float32)
+            sums[memory_id] = sums[memory_id] + vector if memory_id in sums else vector
     return {memory_id: total / (np.linalg.norm(total) or 1.0) for memory_id, total in sums.items()}

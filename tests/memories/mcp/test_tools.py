@@ -177,7 +177,7 @@ def test_memory_search_explains_scores_on_request(mcp, owner):
         explanation = hit["explanation"]
         assert set(explanation["signals"]) == {"keyword"}  # not embedded yet
         assert explanation["score"] == pytest.approx(hit["score"], abs=1e-4)
-        assert 0 < explanation["recency"] <= 1 and "rrf" in explanation
+        assert 0 < explanation["recency"] <= 1 and "fused" in explanation
 
 
 def test_memory_search_takes_the_ranking_options(mcp, owner):

@@ -4,12 +4,13 @@ the minimum score and the per-step explanation."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.conf import settings
 from django.db import transaction
 
 from memories import services
 from memories.exceptions import ValidationError
 from memories.models import Memory
-from memories.search.pipeline import OUTSIDE_TIME_WINDOW, search_hybrid
+from memories.search.pipeline import search_hybrid
 from memories.selectors import MemoryFilters
 
 NOW = datetime(2023, 5, 25, 15, 30, tzinfo=UTC)  # a Thursday
@@ -63,7 +64,7 @@ def test_a_time_expression_favours_memories_written_in_its_window(owner):
     assert order(owner, "what was discussed at stand-up on 10 May 2023?", **options) == [earlier, last_thursday]
     hits = search_hybrid(owner=owner, query="stand-up last Thursday", now=NOW, **options)
     assert hits[0].explanation["time_window"] == {"phrase": "last thursday", "factor": 1.0}
-    assert hits[1].explanation["time_window"]["factor"] == OUTSIDE_TIME_WINDOW
+    assert hits[1].explanation["time_window"]["factor"] == settings.GNOSEM_OUTSIDE_TIME_WINDOW < 1
 
 
 def test_a_time_expression_only_boosts_and_filters_still_filter(owner):
@@ -79,19 +80,23 @@ def test_a_time_expression_only_boosts_and_filters_still_filter(owner):
 DARK_MODE = "The user prefers dark mode in all editors."
 DARK_MODE_AGAIN = "User likes dark mode in every editor."
 FONT = "The user's editor font is JetBrains Mono at 14 pt with ligatures on."
+CI_CACHE = "The CI pipeline caches pip downloads between runs."
 
 
 def test_diversity_pushes_a_near_duplicate_below_a_different_relevant_memory(owner):
-    dark, again, font = write_indexed(owner, (DARK_MODE, NOW), (DARK_MODE_AGAIN, NOW), (FONT, NOW))
-    relevance_only = order(owner, "user editor dark mode preferences", diversity=0)
-    assert relevance_only.index(font) == 2
-    diverse = order(owner, "user editor dark mode preferences", diversity=1)
-    assert diverse.index(font) == 1
-    assert set(diverse[:1]) <= {dark, again}
-    hits = search_hybrid(owner=owner, query="user editor dark mode preferences", now=NOW, diversity=1)
+    dark, again, font, *_ = write_indexed(
+        owner, (DARK_MODE, NOW), (DARK_MODE_AGAIN, NOW), (FONT, NOW), (STANDUP, NOW), (CI_CACHE, NOW)
+    )
+    query = "what editor settings does the user prefer?"
+    assert order(owner, query, diversity=0)[:3] == [dark, again, font]
+    assert order(owner, query, diversity=1)[:3] == [dark, font, again]
+    hits = search_hybrid(owner=owner, query=query, now=NOW, diversity=1)
     assert hits[0].explanation["diversity"] == 1.0  # the first pick is never discounted
-    assert hits[2].explanation["diversity"] < 1.0
+    assert hits[1].explanation["diversity"] == 1.0  # the font memory is no duplicate
+    assert hits[2].explanation["diversity"] < 0.5
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+    # The default λ (0.7) is strong enough for a near-duplicate this close.
+    assert order(owner, query)[:3] == [dark, font, again]
 
 
 def test_min_score_drops_weaker_results(owner):
@@ -112,16 +117,18 @@ def test_the_explanation_shows_each_signal_and_each_factor(owner):
     recent, old = write_indexed(
         owner, (DARK_MODE, NOW - timedelta(days=30)), ("Dark mode is off in the terminal.", NOW - timedelta(days=300))
     )
-    hits = search_hybrid(owner=owner, query="dark mode", now=NOW, half_life_days=30, diversity=0)
-    assert [hit.memory for hit in hits] == [recent, old]
-    explanation = hits[0].explanation
+    hits = {hit.memory: hit for hit in search_hybrid(owner=owner, query="dark mode", now=NOW, half_life_days=30)}
+    assert hits.keys() == {recent, old}
+    assert hits[old].explanation["recency"] == pytest.approx(0.9, abs=1e-3)  # ten half-lives: nearly all of 0.1
+    explanation = hits[recent].explanation
     assert set(explanation["signals"]) == {"vector", "keyword"}
     assert {signal["rank"] for signal in explanation["signals"].values()} <= {1, 2}
     assert all(signal["score"] > 0 for signal in explanation["signals"].values())
     assert explanation["recency"] == pytest.approx(0.95, abs=1e-3)  # one half-life: weight 0.1 halved
-    assert "time_window" not in explanation
-    assert explanation["score"] == pytest.approx(explanation["rrf"] * explanation["recency"], abs=1e-5)
-    assert hits[0].score == pytest.approx(explanation["score"], abs=1e-5)
+    assert "time_window" not in explanation and "context" not in explanation
+    factors = explanation["fused"] * explanation["recency"] * explanation["diversity"]
+    assert explanation["score"] == pytest.approx(factors, abs=1e-5)
+    assert hits[recent].score == pytest.approx(explanation["score"], abs=1e-5)
 
 
 @pytest.mark.parametrize(
