@@ -103,6 +103,9 @@ GNOSEM_INDEXING_MAX_ATTEMPTS = env_int("GNOSEM_INDEXING_MAX_ATTEMPTS", 5, minimu
 # fused score passed to its neighbours in a sequence (0 = off).
 GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 0.7, minimum=0.0)
 GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0)
+# A memory holding less than this share of the query's terms (by IDF) counts proportionally less
+# in the keyword signal (0 = plain BM25).
+GNOSEM_KEYWORD_FULL_COVERAGE = env_float("GNOSEM_KEYWORD_FULL_COVERAGE", 0.4, minimum=0.0, maximum=1.0)
 GNOSEM_CONTEXT_WEIGHT = env_float("GNOSEM_CONTEXT_WEIGHT", 0.3, minimum=0.0, maximum=1.0)
 # After fusion: recency decay (half-life in days, 0 = off; weight = the most an old memory can
 # lose) and MMR diversity (λ: 0 = pure relevance, 1 = maximum diversity); both per request too.

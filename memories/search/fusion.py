@@ -29,24 +29,30 @@ class Fused:
     context: float = 0.0
 
 
-def _normalised(name: str, ranking: list[Ranked]) -> list[float]:
+def _normalised(name: str, ranking: list[Ranked], full_coverage: float) -> list[float]:
     scores = [item.score for item in ranking]
     if name == "keyword":
-        best = scores[0] if scores and scores[0] > 0 else 1.0
-        return [score / best for score in scores]
+        # By the best match, and scaled down for a memory holding less than `full_coverage` of
+        # the query's terms (by IDF): sharing one word with a question is weak evidence.
+        best = scores[0] or 1.0
+        return [
+            item.score / best * (min(item.coverage / full_coverage, 1.0) if full_coverage else 1.0) for item in ranking
+        ]
     # Min-max, lifted so that the last candidate still counts for something: it was found.
     high, low = max(scores), min(scores)
     return [VECTOR_FLOOR + (1 - VECTOR_FLOOR) * (score - low) / (high - low) if high > low else 1.0 for score in scores]
 
 
-def fuse(rankings: dict[str, list[Ranked]], weights: dict[str, float]) -> dict[int, Fused]:
+def fuse(rankings: dict[str, list[Ranked]], weights: dict[str, float], full_coverage: float) -> dict[int, Fused]:
     """Σ weight x normalised score over the signals, divided by the weights' sum, so first place
     in every weighted signal scores 1.0. A signal of weight 0 is left out."""
     rankings = {name: ranking for name, ranking in rankings.items() if weights[name] > 0 and ranking}
     total_weight = sum(weights[name] for name in rankings) or 1.0
     fused: dict[int, Fused] = {}
     for name, ranking in rankings.items():
-        for rank, (item, normalised) in enumerate(zip(ranking, _normalised(name, ranking), strict=True), start=1):
+        for rank, (item, normalised) in enumerate(
+            zip(ranking, _normalised(name, ranking, full_coverage), strict=True), start=1
+        ):
             entry = fused.setdefault(item.memory_id, Fused(item.memory_id, 0.0))
             entry.score += weights[name] * normalised / total_weight
             entry.signals[name] = {"rank": rank, "score": round(item.score, 6)}

@@ -82,7 +82,7 @@ def search_hybrid(
         rankings["vector"] = vector_ranking(
             owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=candidates
         )
-    by_memory = fuse(rankings, weights)
+    by_memory = fuse(rankings, weights, settings.GNOSEM_KEYWORD_FULL_COVERAGE)
     if settings.GNOSEM_CONTEXT_WEIGHT > 0 and by_memory:
         neighbours = sequence_neighbours(owner.pk, list(by_memory))
         add_context(by_memory, neighbours, settings.GNOSEM_CONTEXT_WEIGHT)
