@@ -19,10 +19,10 @@ from django.utils import timezone
 from memories import embedding
 from memories.models import Memory
 from memories.search.context import sequence_neighbours
-from memories.search.fusion import add_context, fuse
+from memories.search.fusion import Fused, add_context, fuse
 from memories.search.reranking import diversify, recency_factor
 from memories.search.signals import keyword_ranking, memory_vectors, vector_ranking
-from memories.search.time_expressions import parse_time_window
+from memories.search.time_expressions import TimeWindow, parse_time_window
 from memories.selectors import MemoryFilters, memories_of
 from memories.validation import clean_fraction, clean_half_life_days, clean_query, clean_top_k
 
@@ -70,78 +70,86 @@ def search_hybrid(
     min_score = clean_fraction("min_score", min_score, default=0.0)
     now = now or timezone.now()
     weights = {"vector": settings.GNOSEM_WEIGHT_VECTOR, "keyword": settings.GNOSEM_WEIGHT_KEYWORD}
-    candidates = top_k * CANDIDATES_PER_RESULT
+    per_signal = top_k * CANDIDATES_PER_RESULT
 
     # The query is embedded on the inference thread while this one runs the keyword query.
     embedder, pending_vector = _start_query_embedding(query) if weights["vector"] > 0 else (None, None)
     rankings = {}
     if weights["keyword"] > 0:
-        rankings["keyword"] = keyword_ranking(owner_id=owner.pk, query=query, filters=filters, limit=candidates)
+        rankings["keyword"] = keyword_ranking(owner_id=owner.pk, query=query, filters=filters, limit=per_signal)
     model_name, query_vector = _finish_query_embedding(embedder, pending_vector)
     if query_vector is not None:
         rankings["vector"] = vector_ranking(
-            owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=candidates
+            owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=per_signal
         )
     by_memory = fuse(rankings, weights, settings.GNOSEM_KEYWORD_FULL_COVERAGE)
     if settings.GNOSEM_CONTEXT_WEIGHT > 0 and by_memory:
-        neighbours = sequence_neighbours(owner.pk, list(by_memory))
-        add_context(by_memory, neighbours, settings.GNOSEM_CONTEXT_WEIGHT)
+        add_context(by_memory, sequence_neighbours(owner.pk, list(by_memory)), settings.GNOSEM_CONTEXT_WEIGHT)
     created = dict(memories_of(owner).filter(pk__in=list(by_memory)).values_list("pk", "created_at"))
-    fused = sorted(
-        (entry for entry in by_memory.values() if entry.memory_id in created),  # deleted since ranking
-        key=lambda entry: (-entry.score, -entry.memory_id),
-    )
-    if not fused:
-        return []
     window = parse_time_window(query, now)
-    outside_window = settings.GNOSEM_OUTSIDE_TIME_WINDOW
-    explanations, scores = [], []
-    for entry in fused:
-        explanation = {"fused": round(entry.score, 6), "signals": entry.signals}
-        if entry.context:
-            explanation["context"] = round(entry.context, 6)
-        score = entry.score
-        if half_life_days:
-            factor = recency_factor(created[entry.memory_id], now, half_life_days, settings.GNOSEM_RECENCY_WEIGHT)
-            explanation["recency"] = round(factor, 6)
-            score *= factor
-        if window and outside_window < 1:
-            factor = 1.0 if window.contains(created[entry.memory_id]) else outside_window
-            explanation["time_window"] = {"phrase": window.phrase, "factor": factor}
-            score *= factor
-        explanations.append(explanation)
-        scores.append(score)
-    order = sorted(range(len(fused)), key=lambda index: -scores[index])
-
-    if diversity > 0 and len(order) > 1:
-        order = order[: top_k * DIVERSITY_POOL_PER_RESULT]
-        vectors = memory_vectors([fused[index].memory_id for index in order], model_name) if model_name else {}
-        picks = diversify(
-            [scores[index] for index in order],
-            [vectors.get(fused[index].memory_id) for index in order],
-            diversity,
-            top_k,
-        )
-        ranked = []
-        for position, adjusted in picks:
-            index = order[position]
-            explanations[index]["diversity"] = round(adjusted / scores[index], 6) if scores[index] else 1.0
-            ranked.append((index, adjusted))
-    else:
-        ranked = [(index, scores[index]) for index in order[:top_k]]
-
-    ranked = [(index, score) for index, score in ranked if score >= min_score]
-    memories = memories_of(owner).in_bulk([fused[index].memory_id for index, _ in ranked])
+    candidates = [
+        _weighed(entry, created[entry.memory_id], window, now, half_life_days)
+        for entry in sorted(by_memory.values(), key=lambda entry: (-entry.score, -entry.memory_id))
+        if entry.memory_id in created  # deleted since ranking
+    ]
+    candidates.sort(key=lambda candidate: -candidate.score)
+    if diversity > 0 and len(candidates) > 1:
+        candidates = _diversified(candidates[: top_k * DIVERSITY_POOL_PER_RESULT], model_name, diversity, top_k)
+    chosen = [candidate for candidate in candidates[:top_k] if candidate.score >= min_score]
+    memories = memories_of(owner).in_bulk([candidate.memory_id for candidate in chosen])
     return [
         SearchHit(
-            memory=memories[fused[index].memory_id],
-            score=score,
-            signals=fused[index].signals,
-            explanation={**explanations[index], "score": round(score, 6)},
+            memory=memories[candidate.memory_id],
+            score=candidate.score,
+            signals=candidate.explanation["signals"],
+            explanation={**candidate.explanation, "score": round(candidate.score, 6)},
         )
-        for index, score in ranked
-        if fused[index].memory_id in memories  # deleted between ranking and loading
+        for candidate in chosen
+        if candidate.memory_id in memories  # deleted between ranking and loading
     ]
+
+
+@dataclass
+class _Candidate:
+    memory_id: int
+    score: float
+    explanation: dict
+
+
+def _weighed(
+    entry: Fused, created_at: datetime, window: TimeWindow | None, now: datetime, half_life_days: float
+) -> _Candidate:
+    """The fused score times the recency factor and the time-window factor."""
+    explanation: dict = {"fused": round(entry.score, 6), "signals": entry.signals}
+    if entry.context:
+        explanation["context"] = round(entry.context, 6)
+    score = entry.score
+    if half_life_days:
+        factor = recency_factor(created_at, now, half_life_days, settings.GNOSEM_RECENCY_WEIGHT)
+        explanation["recency"] = round(factor, 6)
+        score *= factor
+    if window and settings.GNOSEM_OUTSIDE_TIME_WINDOW < 1:
+        factor = 1.0 if window.contains(created_at) else settings.GNOSEM_OUTSIDE_TIME_WINDOW
+        explanation["time_window"] = {"phrase": window.phrase, "factor": factor}
+        score *= factor
+    return _Candidate(entry.memory_id, score, explanation)
+
+
+def _diversified(candidates: list[_Candidate], model_name: str, diversity: float, count: int) -> list[_Candidate]:
+    """MMR's picks, best first, each with its redundancy discount applied and explained."""
+    vectors = memory_vectors([candidate.memory_id for candidate in candidates], model_name) if model_name else {}
+    picks = diversify(
+        [candidate.score for candidate in candidates],
+        [vectors.get(candidate.memory_id) for candidate in candidates],
+        diversity,
+        count,
+    )
+    chosen = []
+    for index, adjusted in picks:
+        candidate = candidates[index]
+        candidate.explanation["diversity"] = round(adjusted / candidate.score, 6) if candidate.score else 1.0
+        chosen.append(_Candidate(candidate.memory_id, adjusted, candidate.explanation))
+    return chosen
 
 
 def _start_query_embedding(query: str) -> tuple[embedding.Embedder | None, Future | None]:
