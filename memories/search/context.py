@@ -11,6 +11,7 @@ Such memories (turns of one conversation, steps of one session) often make sense
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import connection
 
 from memories.chunking import CHUNK_CHARS, Span, chunk_spans
@@ -59,14 +60,16 @@ def sequence_neighbours(owner_id: int, memory_ids: list[int]) -> dict[int, tuple
 
 
 def embedding_pieces(memories: list[Memory]) -> dict[int, list[tuple[Span, str]]]:
-    """Per memory, the (span of its content, text to embed) pairs: its chunks, then its
-    in-context reading when it is short and has a recent predecessor."""
+    """Per memory, the (span of its content, text to embed) pairs: its chunks, then (unless
+    GNOSEM_CONTEXT_EMBEDDING is off) its in-context reading when it is short and has a recent
+    predecessor. That second reading roughly halves the worker's throughput for memories
+    written in sequence."""
     pieces = {
         memory.pk: [(span, memory.content[span.start : span.end]) for span in chunk_spans(memory.content)]
         for memory in memories
     }
     short = {memory.pk: memory for memory in memories if len(memory.content) <= CHUNK_CHARS}
-    if short:
+    if short and settings.GNOSEM_CONTEXT_EMBEDDING:
         with connection.cursor() as cursor:
             cursor.execute(_PREDECESSORS_SQL, [CONTEXT_WINDOW, list(short)])
             for memory_id, predecessor in cursor.fetchall():

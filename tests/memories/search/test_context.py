@@ -1,8 +1,11 @@
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from memories import services
+from memories.embedding import get_embedder
+from memories.models import Chunk
 from memories.search.context import sequence_neighbours
 from memories.search.fusion import CONTEXT_CEILING, Fused, add_context
 
@@ -49,3 +52,27 @@ def test_context_never_lowers_a_score():
     add_context(fused, {1: (None, 2), 2: (1, None)}, weight=0.3)
     assert fused[2].score == 0.95 and fused[2].context == 0
     assert fused[1].score > 0.2
+
+
+def test_a_memory_written_right_after_another_is_also_embedded_in_its_context(owner, settings):
+    question = write(owner, "Did Ana like the pottery class?", 0)
+    answer = write(owner, "Yes, she loved it and signed up for more!", 1)
+    alone = write(owner, "The office plants are watered on Mondays.", 90)
+    services.memories_index(memory_ids=[question.pk, answer.pk, alone.pk])
+
+    assert Chunk.objects.filter(memory=question).count() == 1
+    assert Chunk.objects.filter(memory=alone).count() == 1
+    plain, in_context = Chunk.objects.filter(memory=answer).order_by("position")
+    assert (in_context.start, in_context.end) == (0, len(answer.content))
+    embedder = get_embedder()
+    expected = embedder.embed([f"{question.content}\n{answer.content}", answer.content])
+    assert np.allclose(in_context.embedding, expected[0], atol=1e-4)
+    assert np.allclose(plain.embedding, expected[1], atol=1e-4)
+
+
+def test_context_embedding_can_be_turned_off(owner, settings):
+    settings.GNOSEM_CONTEXT_EMBEDDING = False
+    write(owner, "Did Ana like the pottery class?", 0)
+    answer = write(owner, "Yes, she loved it and signed up for more!", 1)
+    services.memories_index(memory_ids=[answer.pk])
+    assert Chunk.objects.filter(memory=answer).count() == 1
