@@ -39,7 +39,7 @@ def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int
     return number
 
 
-def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+def env_float(name: str, default: float, *, minimum: float | None = None, maximum: float | None = None) -> float:
     value = _raw(name)
     if value is None:
         return default
@@ -49,6 +49,8 @@ def env_float(name: str, default: float, *, minimum: float | None = None) -> flo
         raise ImproperlyConfigured(f"{name}={value!r} is not a number.") from None
     if minimum is not None and number < minimum:
         raise ImproperlyConfigured(f"{name}={number} is below the minimum of {minimum}.")
+    if maximum is not None and number > maximum:
+        raise ImproperlyConfigured(f"{name}={number} is above the maximum of {maximum}.")
     return number
 
 

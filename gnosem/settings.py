@@ -137,10 +137,23 @@ GNOSEM_LLM_RETRY_DELAY_SECONDS = env_float("GNOSEM_LLM_RETRY_DELAY_SECONDS", 30.
 GNOSEM_REQUEUE_AFTER_SECONDS = env_int("GNOSEM_REQUEUE_AFTER_SECONDS", 300, minimum=10)
 GNOSEM_INDEXING_MAX_ATTEMPTS = env_int("GNOSEM_INDEXING_MAX_ATTEMPTS", 5, minimum=1, maximum=100)
 
-# Search: weights of each signal in reciprocal rank fusion (k = 60).
-GNOSEM_RRF_K = env_int("GNOSEM_RRF_K", 60, minimum=1)
-GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 1.0, minimum=0.0)
+# Search: weights of each signal's normalised score in fusion, and the share of a memory's
+# fused score passed to its neighbours in a sequence (0 = off).
+GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 0.7, minimum=0.0)
 GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0)
+# A memory holding less than this share of the query's terms (by IDF) counts proportionally less
+# in the keyword signal (0 = plain BM25).
+GNOSEM_KEYWORD_FULL_COVERAGE = env_float("GNOSEM_KEYWORD_FULL_COVERAGE", 0.4, minimum=0.0, maximum=1.0)
+# Embed a short memory a second time with its predecessor in front (same client, minutes before).
+GNOSEM_CONTEXT_EMBEDDING = env_bool("GNOSEM_CONTEXT_EMBEDDING", True)
+GNOSEM_CONTEXT_WEIGHT = env_float("GNOSEM_CONTEXT_WEIGHT", 0.3, minimum=0.0, maximum=1.0)
+# After fusion: recency decay (half-life in days, 0 = off; weight = the most an old memory can
+# lose) and MMR diversity (λ: 0 = pure relevance, 1 = maximum diversity); both per request too.
+GNOSEM_HALF_LIFE_DAYS = env_float("GNOSEM_HALF_LIFE_DAYS", 30.0, minimum=0.0)
+GNOSEM_RECENCY_WEIGHT = env_float("GNOSEM_RECENCY_WEIGHT", 0.1, minimum=0.0, maximum=1.0)
+GNOSEM_DIVERSITY = env_float("GNOSEM_DIVERSITY", 0.7, minimum=0.0, maximum=1.0)
+# Score factor of memories written outside a time window the query names (1 = no effect).
+GNOSEM_OUTSIDE_TIME_WINDOW = env_float("GNOSEM_OUTSIDE_TIME_WINDOW", 0.5, minimum=0.0, maximum=1.0)
 
 # Caches: allauth counts log-in attempts here, so every web process on every host must see the
 # same counts: Redis when there is one, else a database table (`manage.py createcachetable`).

@@ -11,9 +11,9 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from memories import embedding
-from memories.chunking import chunk_spans
 from memories.compression import enqueue_compression, reset_compression
 from memories.models import Chunk, IndexingStatus, Memory, OwnerTermStatistic
+from memories.search.context import embedding_pieces
 from memories.selectors import memory_get
 from memories.validation import clean_content, clean_tags, clean_written_by
 
@@ -146,8 +146,9 @@ def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> i
         return 0
     try:
         embedder = embedding.get_embedder()
-        spans = {memory.pk: chunk_spans(memory.content) for memory in claimed}
-        texts = [memory.content[s.start : s.end] for memory in claimed for s in spans[memory.pk]]
+        pieces = embedding_pieces(claimed)
+        spans = {memory.pk: [span for span, _ in pieces[memory.pk]] for memory in claimed}
+        texts = [text for memory in claimed for _, text in pieces[memory.pk]]
         vectors = iter(embedder.embed(texts))
     except Exception as exc:
         _record_indexing_failure(claimed, exc)

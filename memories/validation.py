@@ -78,6 +78,29 @@ def clean_top_k(top_k: object, default: int = 10) -> int:
     return top_k
 
 
+MAX_HALF_LIFE_DAYS = 36_500
+
+
+def clean_half_life_days(value: object, default: float) -> float:
+    """Days after which a memory's recency boost halves; 0 turns decay off."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_HALF_LIFE_DAYS:
+        raise ValidationError(
+            "half_life_days", f"must be a number of days from 0 (no recency boost) to {MAX_HALF_LIFE_DAYS:,}."
+        )
+    return float(value)
+
+
+def clean_fraction(field: str, value: object, default: float) -> float:
+    """A number from 0 to 1 (diversity, min_score)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValidationError(field, "must be a number from 0 to 1.")
+    return float(value)
+
+
 def clean_limit(limit: object, default: int = 20, maximum: int = 100) -> int:
     if limit is None:
         return default

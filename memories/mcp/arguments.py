@@ -1,7 +1,7 @@
 """Checks tool arguments against the basic types of a tool's input schema.
 
 Only what the tool schemas use: an object of named properties (no others allowed), some
-required, each a string, integer, boolean or list of strings. Ranges and formats are left to
+required, each a string, integer, number, boolean or list of strings. Ranges and formats are left to
 memories.validation, which every interface shares. Failures are ValidationErrors naming the
 argument, so the caller (an LLM) can fix it.
 """
@@ -13,6 +13,7 @@ from memories.exceptions import ValidationError
 _TYPE_HINTS = {
     "string": "must be a string.",
     "integer": "must be a whole number.",
+    "number": "must be a number.",
     "boolean": "must be true or false.",
     "array": 'must be a list of strings, like ["project-x", "decision"].',
 }
@@ -49,6 +50,8 @@ def _is_type(expected: str, value: Any) -> bool:
         return isinstance(value, str)
     if expected == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
+    if expected == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
     if expected == "boolean":
         return isinstance(value, bool)
     return isinstance(value, list)

@@ -7,7 +7,7 @@ quoted here are the ones memories.validation enforces.
 from typing import Any
 
 from memories.models import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, IndexingStatus
-from memories.validation import MAX_QUERY_CHARS, MAX_TOP_K
+from memories.validation import MAX_HALF_LIFE_DAYS, MAX_QUERY_CHARS, MAX_TOP_K
 
 MAX_LIST_LIMIT = 100
 DEFAULT_LIST_LIMIT = 20
@@ -94,6 +94,36 @@ SEARCH_INPUT = _object(
         "written_by": _WRITTEN_BY_FILTER,
         "created_after": _CREATED_AFTER,
         "created_before": _CREATED_BEFORE,
+        "min_score": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "default": 0,
+            "description": "Leave out results scoring below this (scores run from 0 to 1.0 at best).",
+        },
+        "half_life_days": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": MAX_HALF_LIFE_DAYS,
+            "description": (
+                "Recency boost: newer memories rank a little higher, the boost halving every this many days "
+                "(server default 30). 0 turns it off, e.g. when asking about old events."
+            ),
+        },
+        "diversity": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": (
+                "How strongly near-duplicates of better results are pushed down (0 = pure relevance, "
+                "1 = most diverse; server default 0.7)."
+            ),
+        },
+        "explain": {
+            "type": "boolean",
+            "default": False,
+            "description": "Add to each result how its score came about (each signal's rank and score, each factor).",
+        },
         "raw": _RAW,
     },
     ("query",),
@@ -148,7 +178,18 @@ _MEMORY_PROPERTIES: dict[str, Any] = {
 _MEMORY_REQUIRED = tuple(name for name in _MEMORY_PROPERTIES if name != "content_raw")
 MEMORY = _object(_MEMORY_PROPERTIES, _MEMORY_REQUIRED)
 SEARCH_HIT = _object(
-    {**_MEMORY_PROPERTIES, "score": {"type": "number", "description": "Relevance, 1.0 at best."}},
+    {
+        **_MEMORY_PROPERTIES,
+        "score": {"type": "number", "description": "Relevance, 1.0 at best."},
+        "explanation": {
+            "type": "object",
+            "description": (
+                "With explain: `signals` (rank and raw score in each signal that found the memory), `fused` (their "
+                "combined score, with `context` gained from neighbouring memories), the factors applied after it "
+                "(`recency`, `time_window`, `diversity`) and the final `score`."
+            ),
+        },
+    },
     (*_MEMORY_REQUIRED, "score"),
 )
 _WRITE_FIELDS = ("id", "indexing_status", "tags", "written_by", "created_at", "tokens")

@@ -88,9 +88,18 @@ def _search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         query=arguments["query"],
         top_k=arguments.get("top_k", schemas.DEFAULT_TOP_K),
         filters=clean_filters(arguments),
+        min_score=arguments.get("min_score"),
+        half_life_days=arguments.get("half_life_days"),
+        diversity=arguments.get("diversity"),
     )
     raw = arguments.get("raw", False)
-    return {"results": [{**memory_to_dict(hit.memory, raw=raw), "score": round(hit.score, 4)} for hit in hits]}
+    results = []
+    for hit in hits:
+        result = {**memory_to_dict(hit.memory, raw=raw), "score": round(hit.score, 4)}
+        if arguments.get("explain", False):
+            result["explanation"] = hit.explanation
+        results.append(result)
+    return {"results": results}
 
 
 def _list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -145,7 +154,8 @@ _ALL_TOOLS = (
             "Find the user's saved memories relevant to a question, by meaning and by exact words "
             "(error codes, SHAs, versions, names). Use it before answering anything that may depend on "
             "earlier decisions, preferences, projects or people. Best matches first, each with a score; "
-            "filter by tags, client (written_by) or creation date."
+            "filter by tags, client (written_by) or creation date. Time words in the query ('last Thursday', "
+            "'in May 2023', 'yesterday') favour memories written then."
         ),
         input_schema=schemas.SEARCH_INPUT,
         output_schema=schemas.SEARCH_OUTPUT,

@@ -1,60 +1,155 @@
-"""search_hybrid: the search pipeline of DESIGN.md §5 (vector + BM25, fused with weighted RRF).
+"""search_hybrid: the search pipeline of DESIGN.md §5.
 
-Temporal decay, MMR diversity and graph expansion come with later issues and slot in after
-fusion.
+Vector and BM25 rankings of the owner's (filtered) memories are fused (weighted, normalised
+scores, plus a share of the scores of each memory's sequence neighbours); the fused score is
+then multiplied by a recency factor, by a factor for memories outside a time window the query
+names ("last Thursday"), and by MMR's redundancy discount. Graph expansion comes with a later
+issue and slots in before fusion.
 """
 
 import logging
 from concurrent.futures import Future
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 from django.conf import settings
+from django.utils import timezone
 
 from memories import embedding
 from memories.models import Memory
-from memories.search.fusion import reciprocal_rank_fusion
-from memories.search.signals import keyword_ranking, vector_ranking
+from memories.search.context import sequence_neighbours
+from memories.search.fusion import Fused, add_context, fuse
+from memories.search.reranking import diversify, recency_factor
+from memories.search.signals import keyword_ranking, memory_vectors, vector_ranking
+from memories.search.time_expressions import TimeWindow, parse_time_window
 from memories.selectors import MemoryFilters, memories_of
-from memories.validation import clean_query, clean_top_k
+from memories.validation import clean_fraction, clean_half_life_days, clean_query, clean_top_k
 
 logger = logging.getLogger(__name__)
 
 # Each signal contributes this many candidates per requested result.
 CANDIDATES_PER_RESULT = 4
+# MMR picks the results among this many of the best candidates per requested result.
+DIVERSITY_POOL_PER_RESULT = 2
 
 
 @dataclass(frozen=True)
 class SearchHit:
     memory: Memory
     score: float
+    # Per signal: {"rank", "score"} of the signals that found the memory.
     signals: dict[str, dict]
+    # How the score came about: the signals, their fused score, each factor applied after fusion.
+    explanation: dict
 
 
 def search_hybrid(
-    *, owner, query: object, top_k: object = None, filters: MemoryFilters | None = None
+    *,
+    owner,
+    query: object,
+    top_k: object = None,
+    filters: MemoryFilters | None = None,
+    half_life_days: object = None,
+    diversity: object = None,
+    min_score: object = None,
+    now: datetime | None = None,
 ) -> list[SearchHit]:
-    """The owner's memories best matching `query` by meaning and by exact words."""
+    """The owner's memories best matching `query` by meaning and by exact words.
+
+    `half_life_days` (default GNOSEM_HALF_LIFE_DAYS, 0 = no decay) sets how fast older memories
+    lose their recency boost; `diversity` (MMR's λ, default GNOSEM_DIVERSITY, 0 = pure relevance)
+    how strongly near-duplicates of better results are pushed down; `min_score` drops weaker
+    results. `now` is the reference time for decay and time expressions (default: now).
+    """
     query = clean_query(query)
     filters = filters or MemoryFilters()
     top_k = clean_top_k(top_k)
-    candidates = top_k * CANDIDATES_PER_RESULT
+    half_life_days = clean_half_life_days(half_life_days, default=settings.GNOSEM_HALF_LIFE_DAYS)
+    diversity = clean_fraction("diversity", diversity, default=settings.GNOSEM_DIVERSITY)
+    min_score = clean_fraction("min_score", min_score, default=0.0)
+    now = now or timezone.now()
+    weights = {"vector": settings.GNOSEM_WEIGHT_VECTOR, "keyword": settings.GNOSEM_WEIGHT_KEYWORD}
+    per_signal = top_k * CANDIDATES_PER_RESULT
+
     # The query is embedded on the inference thread while this one runs the keyword query.
-    embedder, pending_vector = _start_query_embedding(query)
-    rankings = {"keyword": keyword_ranking(owner_id=owner.pk, query=query, filters=filters, limit=candidates)}
+    embedder, pending_vector = _start_query_embedding(query) if weights["vector"] > 0 else (None, None)
+    rankings = {}
+    if weights["keyword"] > 0:
+        rankings["keyword"] = keyword_ranking(owner_id=owner.pk, query=query, filters=filters, limit=per_signal)
     model_name, query_vector = _finish_query_embedding(embedder, pending_vector)
     if query_vector is not None:
         rankings["vector"] = vector_ranking(
-            owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=candidates
+            owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=per_signal
         )
-    weights = {"vector": settings.GNOSEM_WEIGHT_VECTOR, "keyword": settings.GNOSEM_WEIGHT_KEYWORD}
-    fused = reciprocal_rank_fusion(rankings, weights, settings.GNOSEM_RRF_K)[:top_k]
-    memories = memories_of(owner).in_bulk([entry.memory_id for entry in fused])
-    return [
-        SearchHit(memory=memories[entry.memory_id], score=entry.score, signals=entry.signals)
-        for entry in fused
-        if entry.memory_id in memories  # deleted between ranking and loading
+    by_memory = fuse(rankings, weights, settings.GNOSEM_KEYWORD_FULL_COVERAGE)
+    if settings.GNOSEM_CONTEXT_WEIGHT > 0 and by_memory:
+        add_context(by_memory, sequence_neighbours(owner.pk, list(by_memory)), settings.GNOSEM_CONTEXT_WEIGHT)
+    created = dict(memories_of(owner).filter(pk__in=list(by_memory)).values_list("pk", "created_at"))
+    window = parse_time_window(query, now)
+    candidates = [
+        _weighed(entry, created[entry.memory_id], window, now, half_life_days)
+        for entry in sorted(by_memory.values(), key=lambda entry: (-entry.score, -entry.memory_id))
+        if entry.memory_id in created  # deleted since ranking
     ]
+    candidates.sort(key=lambda candidate: -candidate.score)
+    if diversity > 0 and len(candidates) > 1:
+        candidates = _diversified(candidates[: top_k * DIVERSITY_POOL_PER_RESULT], model_name, diversity, top_k)
+    chosen = [candidate for candidate in candidates[:top_k] if candidate.score >= min_score]
+    memories = memories_of(owner).in_bulk([candidate.memory_id for candidate in chosen])
+    return [
+        SearchHit(
+            memory=memories[candidate.memory_id],
+            score=candidate.score,
+            signals=candidate.explanation["signals"],
+            explanation={**candidate.explanation, "score": round(candidate.score, 6)},
+        )
+        for candidate in chosen
+        if candidate.memory_id in memories  # deleted between ranking and loading
+    ]
+
+
+@dataclass
+class _Candidate:
+    memory_id: int
+    score: float
+    explanation: dict
+
+
+def _weighed(
+    entry: Fused, created_at: datetime, window: TimeWindow | None, now: datetime, half_life_days: float
+) -> _Candidate:
+    """The fused score times the recency factor and the time-window factor."""
+    explanation: dict = {"fused": round(entry.score, 6), "signals": entry.signals}
+    if entry.context:
+        explanation["context"] = round(entry.context, 6)
+    score = entry.score
+    if half_life_days:
+        factor = recency_factor(created_at, now, half_life_days, settings.GNOSEM_RECENCY_WEIGHT)
+        explanation["recency"] = round(factor, 6)
+        score *= factor
+    if window and settings.GNOSEM_OUTSIDE_TIME_WINDOW < 1:
+        factor = 1.0 if window.contains(created_at) else settings.GNOSEM_OUTSIDE_TIME_WINDOW
+        explanation["time_window"] = {"phrase": window.phrase, "factor": factor}
+        score *= factor
+    return _Candidate(entry.memory_id, score, explanation)
+
+
+def _diversified(candidates: list[_Candidate], model_name: str, diversity: float, count: int) -> list[_Candidate]:
+    """MMR's picks, best first, each with its redundancy discount applied and explained."""
+    vectors = memory_vectors([candidate.memory_id for candidate in candidates], model_name) if model_name else {}
+    picks = diversify(
+        [candidate.score for candidate in candidates],
+        [vectors.get(candidate.memory_id) for candidate in candidates],
+        diversity,
+        count,
+    )
+    chosen = []
+    for index, adjusted in picks:
+        candidate = candidates[index]
+        candidate.explanation["diversity"] = round(adjusted / candidate.score, 6) if candidate.score else 1.0
+        chosen.append(_Candidate(candidate.memory_id, adjusted, candidate.explanation))
+    return chosen
 
 
 def _start_query_embedding(query: str) -> tuple[embedding.Embedder | None, Future | None]:

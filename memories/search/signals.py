@@ -5,6 +5,7 @@ Every signal returns memory ids best first with its own score; fusion combines t
 
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import connection
 from pgvector import Vector
 
@@ -19,6 +20,8 @@ BM25_B = 0.75
 class Ranked:
     memory_id: int
     score: float
+    # Keyword: the share of the query's terms (weighted by IDF) the memory contains; 1.0 otherwise.
+    coverage: float = 1.0
 
 
 _VECTOR_SQL = """
@@ -85,13 +88,14 @@ WITH terms AS MATERIALIZED (
     SELECT DISTINCT lexeme
     FROM unnest(tsvector_to_array(gnosem_search_vector(%(query)s))) AS lexeme
 ),
-statistics AS MATERIALIZED (
-    SELECT t.lexeme, coalesce(s.df, 0)::float8 AS df
-    FROM terms t LEFT JOIN memories_owner_terms s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
-),
 corpus AS MATERIALIZED (
     SELECT documents::float8 AS n, greatest(total_length::float8 / greatest(documents, 1), 1) AS avgdl
     FROM memories_owner_corpus WHERE owner_id = %(owner)s
+),
+statistics AS MATERIALIZED (
+    SELECT t.lexeme, ln(1 + (corpus.n - coalesce(s.df, 0) + 0.5) / (coalesce(s.df, 0) + 0.5)) AS idf
+    FROM terms t CROSS JOIN corpus
+    LEFT JOIN memories_owner_terms s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
 ),
 candidates AS MATERIALIZED (
     -- Keep only the query's lexemes of each matching memory: setweight marks them, ts_filter keeps them.
@@ -103,9 +107,10 @@ candidates AS MATERIALIZED (
       {{filters}}
 )
 SELECT c.id, sum(
-    ln(1 + (corpus.n - f.df + 0.5) / (f.df + 0.5))
+    f.idf
     * (w.tf * ({BM25_K1} + 1)) / (w.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.search_length / corpus.avgdl))
-) AS score
+) AS score,
+    sum(f.idf) / (SELECT sum(idf) FROM statistics) AS coverage
 FROM candidates c
 CROSS JOIN LATERAL (
     SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(c.matched) u
@@ -131,4 +136,22 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
             _BM25_SQL.replace("{filters}", filters_sql),
             {"query": query, "owner": owner_id, "limit": limit, **filter_params},
         )
-        return [Ranked(memory_id, float(score)) for memory_id, score in cursor.fetchall()]
+        return [Ranked(memory_id, float(score), float(coverage)) for memory_id, score, coverage in cursor.fetchall()]
+
+
+def memory_vectors(memory_ids: list[int], model: str) -> dict[int, np.ndarray]:
+    """One unit vector per embedded memory (the mean direction of its chunks), for MMR.
+
+    Vectors travel in pgvector's binary form (2-byte dimension, 2 unused bytes, big-endian
+    float4s): parsing their text form costs tens of milliseconds per search.
+    """
+    sums: dict[int, np.ndarray] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT memory_id, vector_send(embedding) FROM memories_chunk WHERE memory_id = ANY(%s) AND model = %s",
+            [memory_ids, model],
+        )
+        for memory_id, raw in cursor.fetchall():
+            vector = np.frombuffer(bytes(raw), dtype=">f4", offset=4).astype(np.float32)
+            sums[memory_id] = sums[memory_id] + vector if memory_id in sums else vector
+    return {memory_id: total / (np.linalg.norm(total) or 1.0) for memory_id, total in sums.items()}

@@ -229,8 +229,10 @@ def test_a_stranger_never_finds_the_owners_memories(stranger, corpus):
 
 
 def test_another_owners_memories_do_not_change_the_owners_scores(stranger, corpus):
+    now = datetime.now(UTC)  # one reference time: recency decay would otherwise move with the clock
+
     def results() -> list[tuple]:
-        hits = search_hybrid(owner=corpus.owner, query="payment webhook fails", top_k=50)
+        hits = search_hybrid(owner=corpus.owner, query="payment webhook fails", top_k=50, now=now)
         return [(hit.memory.pk, hit.score, hit.signals) for hit in hits]
 
     before = results()

@@ -128,7 +128,9 @@ def test_memories_written_here_are_indexed_by_a_consumer_on_redis(owner, queue, 
 
     consumer = start_consumer()
     wait_for_indexing(ids, consumer)
-    assert Chunk.objects.filter(memory_id__in=ids).count() == 3
+    # One chunk each, plus an in-context reading for the two written right after another.
+    assert Chunk.objects.filter(memory_id__in=ids, position=0).count() == 3
+    assert Chunk.objects.filter(memory_id__in=ids).count() == 5
     assert set(Chunk.objects.filter(memory_id__in=ids).values_list("owner_id", flat=True)) == {owner.pk}
     deadline = time.monotonic() + 10
     while queue.pending_count() and time.monotonic() < deadline:

@@ -3,6 +3,7 @@ from itertools import pairwise
 import pytest
 
 from memories import services
+from memories.chunking import chunk_spans
 from memories.exceptions import ValidationError
 from memories.models import MAX_CONTENT_CHARS, Chunk, IndexingStatus, Memory
 
@@ -89,7 +90,7 @@ def test_editing_content_while_it_is_being_embedded_does_not_mark_the_old_text_i
     claimed = services._claim_for_indexing(memory.pk, 8)
     services.memory_update(owner=owner, public_id=memory.public_id, content="second version")
     embedder = services.embedding.get_embedder()
-    spans = services.chunk_spans(claimed[0].content)
+    spans = chunk_spans(claimed[0].content)
     vectors = {memory.pk: embedder.embed(["first version"])}
     assert services._store_chunks(claimed, {memory.pk: spans}, vectors, embedder) == 0
     memory.refresh_from_db()

@@ -55,9 +55,9 @@ def test_a_question_about_the_checkout_page_finds_the_pricing_layout_memory_firs
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "Search quality gap, not an MCP one: for this query all-MiniLM-L6-v2 ranks the pricing memory "
-        "only 2nd-3rd by meaning (the onboarding-flow memory is 1st), and BM25 ranks the 'small screens' "
-        "memory 1st on the word 'screen', so fusion puts the sidebar memory first."
+        "Search quality gap, not an MCP one: all-MiniLM-L6-v2 ranks the onboarding-flow and other memories "
+        "above the pricing memory by meaning, and BM25 matches only the 'small screens' memory (on 'screen'), "
+        "so neither signal, and no fusion of the two, puts the pricing memory first."
     ),
 )
 def test_the_design_example_finds_the_pricing_layout_memory_for_the_checkout_screen(search):

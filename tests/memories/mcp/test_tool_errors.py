@@ -67,6 +67,14 @@ def test_memory_write_refuses_bad_arguments_and_stores_nothing(mcp, arguments, e
             "Invalid argument `created_before`: must be a string, like 2025-07-01.",
         ),
         ({"query": "cache", "raw": "yes"}, "Invalid argument `raw`: must be true or false."),
+        ({"query": "cache", "diversity": 1.5}, "Invalid argument `diversity`: must be a number from 0 to 1."),
+        ({"query": "cache", "diversity": "high"}, "Invalid argument `diversity`: must be a number."),
+        ({"query": "cache", "min_score": -0.1}, "Invalid argument `min_score`: must be a number from 0 to 1."),
+        (
+            {"query": "cache", "half_life_days": -3},
+            "Invalid argument `half_life_days`: must be a number of days from 0 (no recency boost) to 36,500.",
+        ),
+        ({"query": "cache", "explain": 1}, "Invalid argument `explain`: must be true or false."),
     ],
 )
 def test_memory_search_refuses_bad_arguments(mcp, memory, arguments, expected):

@@ -164,6 +164,34 @@ def test_memory_search_applies_filters_and_top_k(mcp, owner):
     assert mcp.ok("memory_search", {"query": "grafana", "created_before": "2000-01-01"})["results"] == []
 
 
+def test_memory_search_explains_scores_on_request(mcp, owner):
+    write(owner, "The nightly export fails with ENOSPC on /var/backups.")
+    write(owner, "ENOSPC also hit the build cache last spring.")
+
+    plain = mcp.ok("memory_search", {"query": "ENOSPC"})["results"]
+    explained = mcp.ok("memory_search", {"query": "ENOSPC", "explain": True})["results"]
+
+    assert all("explanation" not in hit for hit in plain)
+    assert [hit["id"] for hit in explained] == [hit["id"] for hit in plain]
+    for hit in explained:
+        explanation = hit["explanation"]
+        assert set(explanation["signals"]) == {"keyword"}  # not embedded yet
+        assert explanation["score"] == pytest.approx(hit["score"], abs=1e-4)
+        assert 0 < explanation["recency"] <= 1 and "fused" in explanation
+
+
+def test_memory_search_takes_the_ranking_options(mcp, owner):
+    write(owner, "Grafana dashboard for the queue latency.")
+    write(owner, "Grafana alert on queue depth.")
+
+    everything = mcp.ok(
+        "memory_search", {"query": "grafana queue", "half_life_days": 0, "diversity": 0.0, "min_score": 0}
+    )["results"]
+    assert len(everything) == 2
+    strict = mcp.ok("memory_search", {"query": "grafana queue", "min_score": 1})["results"]
+    assert len(strict) <= 1 and all(hit["score"] == 1 for hit in strict)
+
+
 def test_memory_update_changes_only_the_given_fields(mcp, owner):
     memory = write(owner, "The API rate limit is 100 requests per minute.", tags=["api"], written_by="claude")
     Memory.objects.filter(pk=memory.pk).update(indexing_status=IndexingStatus.INDEXED)

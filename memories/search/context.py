@@ -1,0 +1,79 @@
+"""Neighbouring context: memories a client wrote in sequence, minutes apart.
+
+Such memories (turns of one conversation, steps of one session) often make sense only together:
+"Yes, she loved it!" answers the memory before it. Two uses:
+- indexing: a short memory with a recent same-client predecessor is embedded twice, as itself
+  and as "predecessor + itself"; the vector signal scores a memory by its best chunk, so either
+  reading can find it;
+- search: fusion passes part of each candidate's score to its sequence neighbours
+  (`sequence_neighbours`).
+"""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection
+
+from memories.chunking import CHUNK_CHARS, Span, chunk_spans
+from memories.models import Memory
+
+# A predecessor written longer ago than this belongs to another session.
+CONTEXT_WINDOW = timedelta(minutes=30)
+# The tail of the predecessor that is kept: enough for a question or a topic, short of the
+# model's 256 word pieces together with the memory itself.
+CONTEXT_CHARS = 400
+
+_PREDECESSORS_SQL = """
+SELECT m.id, p.content
+FROM memories_memory m
+CROSS JOIN LATERAL (
+    SELECT content FROM memories_memory p
+    WHERE p.owner_id = m.owner_id AND p.written_by = m.written_by
+      AND (p.created_at, p.id) < (m.created_at, m.id) AND p.created_at >= m.created_at - %s
+    ORDER BY p.created_at DESC, p.id DESC
+    LIMIT 1
+) p
+WHERE m.id = ANY(%s)
+"""
+
+
+_NEIGHBOURS_SQL = """
+SELECT m.id,
+    (SELECT p.id FROM memories_memory p
+     WHERE p.owner_id = m.owner_id AND p.written_by = m.written_by
+       AND (p.created_at, p.id) < (m.created_at, m.id) AND p.created_at >= m.created_at - %(window)s
+     ORDER BY p.created_at DESC, p.id DESC LIMIT 1),
+    (SELECT n.id FROM memories_memory n
+     WHERE n.owner_id = m.owner_id AND n.written_by = m.written_by
+       AND (n.created_at, n.id) > (m.created_at, m.id) AND n.created_at <= m.created_at + %(window)s
+     ORDER BY n.created_at, n.id LIMIT 1)
+FROM memories_memory m
+WHERE m.id = ANY(%(ids)s) AND m.owner_id = %(owner)s
+"""
+
+
+def sequence_neighbours(owner_id: int, memory_ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
+    """(previous, next) memory in each memory's sequence, None where there is none."""
+    with connection.cursor() as cursor:
+        cursor.execute(_NEIGHBOURS_SQL, {"window": CONTEXT_WINDOW, "ids": memory_ids, "owner": owner_id})
+        return {memory_id: (previous, following) for memory_id, previous, following in cursor.fetchall()}
+
+
+def embedding_pieces(memories: list[Memory]) -> dict[int, list[tuple[Span, str]]]:
+    """Per memory, the (span of its content, text to embed) pairs: its chunks, then (unless
+    GNOSEM_CONTEXT_EMBEDDING is off) its in-context reading when it is short and has a recent
+    predecessor. That second reading roughly halves the worker's throughput for memories
+    written in sequence."""
+    pieces = {
+        memory.pk: [(span, memory.content[span.start : span.end]) for span in chunk_spans(memory.content)]
+        for memory in memories
+    }
+    short = {memory.pk: memory for memory in memories if len(memory.content) <= CHUNK_CHARS}
+    if short and settings.GNOSEM_CONTEXT_EMBEDDING:
+        with connection.cursor() as cursor:
+            cursor.execute(_PREDECESSORS_SQL, [CONTEXT_WINDOW, list(short)])
+            for memory_id, predecessor in cursor.fetchall():
+                content = short[memory_id].content
+                context = predecessor[-CONTEXT_CHARS:]
+                pieces[memory_id].append((Span(0, len(content)), f"{context}\n{content}"))
+    return pieces
