@@ -1,8 +1,9 @@
-"""The one outward shape of a memory, shared by MCP and the REST API."""
+"""The one outward shape of a memory and of a search result, shared by MCP and the REST API."""
 
 from typing import Any
 
 from memories.models import Memory
+from memories.search.pipeline import SearchHit
 
 
 def memory_to_dict(memory: Memory, *, raw: bool = False) -> dict[str, Any]:
@@ -28,4 +29,12 @@ def memory_to_dict(memory: Memory, *, raw: bool = False) -> dict[str, Any]:
         indexing_status=memory.indexing_status,
         tokens=memory.tokens_optimized if optimized else memory.tokens_raw,
     )
+    return data
+
+
+def search_hit_to_dict(hit: SearchHit, *, raw: bool = False, explain: bool = False) -> dict[str, Any]:
+    """A search result: the memory's shape plus its `score`, and with `explain=True` its `explanation`."""
+    data = {**memory_to_dict(hit.memory, raw=raw), "score": round(hit.score, 4)}
+    if explain:
+        data["explanation"] = hit.explanation
     return data

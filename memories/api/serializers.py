@@ -23,7 +23,15 @@ class MemoryOut(serializers.Serializer):
 
 
 class SearchResultOut(MemoryOut):
-    score = serializers.FloatField()
+    score = serializers.FloatField(help_text="Relevance, 1.0 at best.")
+    explanation = serializers.DictField(
+        required=False,
+        help_text=(
+            "Only with explain=true. `signals`: rank and raw score in each signal that found the memory; "
+            "`fused`: their combined score (`context`: the part gained from neighbouring memories); the factors "
+            "applied after it (`recency`, `time_window`, `diversity`, each present when applied); the final `score`."
+        ),
+    )
 
 
 class SearchOut(serializers.Serializer):

@@ -4,6 +4,7 @@ Query strings carry list and search options (`tags=a,b` or repeated `tags`); bod
 """
 
 import uuid
+from typing import TypeVar
 
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.urls import reverse
@@ -18,9 +19,11 @@ from memories import selectors, services, transfer
 from memories.api import serializers as shapes
 from memories.api.errors import error_body
 from memories.exceptions import ValidationError
-from memories.presenters import memory_to_dict
+from memories.presenters import memory_to_dict, search_hit_to_dict
 from memories.search.pipeline import search_hybrid
-from memories.validation import clean_filters, clean_limit, clean_top_k
+from memories.validation import MAX_HALF_LIFE_DAYS, clean_filters, clean_limit, clean_top_k
+
+Number = TypeVar("Number", int, float)
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -40,6 +43,36 @@ FILTER_PARAMETERS = [
 RAW_PARAMETER = OpenApiParameter(
     "raw", bool, description="Return the text as written in `content`, even when a compressed form exists."
 )
+SEARCH_OPTION_PARAMETERS = [
+    OpenApiParameter(
+        "min_score",
+        {"type": "number", "minimum": 0, "maximum": 1},
+        default=0,
+        description="0-1 (default 0): leave out results scoring below this; 1.0 is first place in every signal.",
+    ),
+    OpenApiParameter(
+        "half_life_days",
+        {"type": "number", "minimum": 0, "maximum": MAX_HALF_LIFE_DAYS},
+        description=(
+            f"0-{MAX_HALF_LIFE_DAYS:,} (default: the server's GNOSEM_HALF_LIFE_DAYS, 30 unless configured): "
+            "newer memories rank a little higher, the boost halving every this many days; 0 turns it off."
+        ),
+    ),
+    OpenApiParameter(
+        "diversity",
+        {"type": "number", "minimum": 0, "maximum": 1},
+        description=(
+            "0-1 (default: the server's GNOSEM_DIVERSITY, 0.7 unless configured): how strongly near-duplicates "
+            "of better results are pushed down (MMR's lambda); 0 = pure relevance."
+        ),
+    ),
+    OpenApiParameter(
+        "explain",
+        bool,
+        default=False,
+        description="Add `explanation` to each result: how its score came about, signal by signal, factor by factor.",
+    ),
+]
 
 
 def _filters(request: Request) -> selectors.MemoryFilters:
@@ -55,14 +88,23 @@ def _filters(request: Request) -> selectors.MemoryFilters:
     )
 
 
-def _whole_number(request: Request, name: str) -> int | None:
+def _parsed_number(request: Request, name: str, kind: type[Number], what: str) -> Number | None:
+    """The query parameter as `kind`; its range is for the caller's validation to check."""
     value = request.query_params.get(name)
     if value in (None, ""):
         return None
     try:
-        return int(value)
+        return kind(value)
     except ValueError:
-        raise ValidationError(name, f"{value!r} is not a whole number.") from None
+        raise ValidationError(name, f"{value!r} is not {what}.") from None
+
+
+def _whole_number(request: Request, name: str) -> int | None:
+    return _parsed_number(request, name, int, "a whole number")
+
+
+def _number(request: Request, name: str) -> float | None:
+    return _parsed_number(request, name, float, "a number")
 
 
 def _flag(request: Request, name: str) -> bool:
@@ -175,21 +217,23 @@ class MemorySearchView(APIView):
             OpenApiParameter("query", str, required=True, description="What to look for."),
             OpenApiParameter("top_k", int, description=f"How many results, 1-50 (default {DEFAULT_TOP_K})."),
             *FILTER_PARAMETERS,
+            *SEARCH_OPTION_PARAMETERS,
             RAW_PARAMETER,
         ],
         responses={200: shapes.SearchOut, **ERRORS},
     )
     def get(self, request: Request) -> Response:
+        raw, explain = _flag(request, "raw"), _flag(request, "explain")
         hits = search_hybrid(
             owner=request.user,
             query=request.query_params.get("query"),
             top_k=clean_top_k(_whole_number(request, "top_k"), default=DEFAULT_TOP_K),
             filters=_filters(request),
+            min_score=_number(request, "min_score"),
+            half_life_days=_number(request, "half_life_days"),
+            diversity=_number(request, "diversity"),
         )
-        raw = _flag(request, "raw")
-        return Response(
-            {"results": [{**memory_to_dict(hit.memory, raw=raw), "score": round(hit.score, 4)} for hit in hits]}
-        )
+        return Response({"results": [search_hit_to_dict(hit, raw=raw, explain=explain) for hit in hits]})
 
 
 class ExportView(APIView):

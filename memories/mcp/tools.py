@@ -18,7 +18,7 @@ from memories.exceptions import ValidationError as MemoryValidationError
 from memories.mcp import schemas
 from memories.mcp.arguments import check_arguments
 from memories.models import MAX_WRITTEN_BY_CHARS
-from memories.presenters import memory_to_dict
+from memories.presenters import memory_to_dict, search_hit_to_dict
 from memories.search.pipeline import search_hybrid
 from memories.validation import clean_filters, clean_limit, clean_memory_id
 
@@ -92,14 +92,8 @@ def _search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         half_life_days=arguments.get("half_life_days"),
         diversity=arguments.get("diversity"),
     )
-    raw = arguments.get("raw", False)
-    results = []
-    for hit in hits:
-        result = {**memory_to_dict(hit.memory, raw=raw), "score": round(hit.score, 4)}
-        if arguments.get("explain", False):
-            result["explanation"] = hit.explanation
-        results.append(result)
-    return {"results": results}
+    raw, explain = arguments.get("raw", False), arguments.get("explain", False)
+    return {"results": [search_hit_to_dict(hit, raw=raw, explain=explain) for hit in hits]}
 
 
 def _list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -6,10 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from accounts.tokens import token_create, token_revoke
 from memories import services, transfer
 from memories.models import Memory
+from tests.memories.search.test_ranking import CI_CACHE, DARK_MODE, DARK_MODE_AGAIN, FONT, STANDUP, write_indexed
 
 START = datetime(2025, 5, 1, 12, tzinfo=UTC)
 
@@ -77,6 +79,72 @@ def test_search_finds_by_exact_words_and_by_meaning(api, owner, django_capture_o
     assert len(meaning) == 1 and "pricing page" in meaning[0]["content"]
 
 
+def ids(response) -> list[str]:
+    assert response.status_code == 200, response.content
+    return [result["id"] for result in response.json()["results"]]
+
+
+def test_search_min_score_drops_weaker_results(api, owner):
+    now = timezone.now()
+    write_indexed(owner, (DARK_MODE, now), (FONT, now), (STANDUP, now))
+    everything = api.get("memories/search", {"query": "dark mode"}).json()["results"]
+    assert len(everything) == 3
+    threshold = (everything[0]["score"] + everything[-1]["score"]) / 2
+    kept = api.get("memories/search", {"query": "dark mode", "min_score": str(threshold)}).json()["results"]
+    assert 0 < len(kept) < 3 and all(result["score"] >= threshold - 1e-4 for result in kept)  # scores are rounded
+    assert [result["id"] for result in kept] == [result["id"] for result in everything[: len(kept)]]
+    # 1.0 is first place in every signal with no factor below 1 (written a moment ago, so decay off).
+    perfect = api.get("memories/search", {"query": "dark mode", "min_score": "1", "half_life_days": "0"})
+    assert ids(perfect) == [everything[0]["id"]]
+
+
+def test_search_explains_scores_on_request(api, owner):
+    now = timezone.now()
+    write_indexed(owner, (DARK_MODE, now - timedelta(days=30)), ("Dark mode is off in the terminal.", now))
+    plain = api.get("memories/search", {"query": "dark mode"}).json()["results"]
+    explained = api.get("memories/search", {"query": "dark mode", "explain": "true"}).json()["results"]
+    assert all("explanation" not in result for result in plain)
+    assert [result["id"] for result in explained] == [result["id"] for result in plain]
+    for result in explained:
+        explanation = result["explanation"]
+        assert set(explanation["signals"]) == {"vector", "keyword"}
+        assert all(signal["rank"] in {1, 2} and signal["score"] > 0 for signal in explanation["signals"].values())
+        assert 0.9 < explanation["recency"] <= 1 and explanation["fused"] > 0
+        assert explanation["score"] == pytest.approx(result["score"], abs=1e-4)
+    assert (
+        "explanation" not in api.get("memories/search", {"query": "dark mode", "explain": "false"}).json()["results"][0]
+    )
+
+
+def test_search_half_life_days_sets_how_much_newer_memories_are_favoured(api, owner):
+    now = timezone.now()
+    # Equal scores fall back to the higher id, so without decay the older memory (written second) wins.
+    recent, old = write_indexed(owner, (STANDUP, now - timedelta(days=1)), (STANDUP, now - timedelta(days=200)))
+    query = {"query": "release checklist stand-up", "diversity": "0"}
+    newest_first = [str(recent.public_id), str(old.public_id)]
+    assert ids(api.get("memories/search", {**query, "half_life_days": "0"})) == newest_first[::-1]
+    assert ids(api.get("memories/search", {**query, "half_life_days": "7"})) == newest_first
+    scores = {
+        days: api.get("memories/search", {**query, "half_life_days": days, "explain": "true"}).json()["results"]
+        for days in ("0", "7", "365")
+    }
+    assert all("recency" not in result["explanation"] for result in scores["0"])
+    gap = {days: results[0]["score"] - results[1]["score"] for days, results in scores.items()}
+    assert gap["7"] > gap["365"] > gap["0"] == 0
+
+
+def test_search_diversity_pushes_a_near_duplicate_down(api, owner):
+    now = timezone.now()
+    dark, again, font, *_ = write_indexed(
+        owner, (DARK_MODE, now), (DARK_MODE_AGAIN, now), (FONT, now), (STANDUP, now), (CI_CACHE, now)
+    )
+    query = {"query": "what editor settings does the user prefer?"}
+    by_relevance = ids(api.get("memories/search", {**query, "diversity": "0"}))
+    diverse = ids(api.get("memories/search", {**query, "diversity": "1"}))
+    assert by_relevance[:3] == [str(dark.public_id), str(again.public_id), str(font.public_id)]
+    assert diverse[:3] == [str(dark.public_id), str(font.public_id), str(again.public_id)]
+
+
 def test_update_and_delete(api, owner):
     memory = services.memory_write(owner=owner, content="old text")
     updated = api.send("patch", f"memories/{memory.public_id}", {"content": "new text", "tags": ["x"]}).json()
@@ -108,6 +176,14 @@ def test_compressed_memories_return_both_forms_and_raw_on_request(api, owner):
         ("get", "memories/search", {}, "query"),
         ("get", "memories/search", {"query": "x", "top_k": "0"}, "top_k"),
         ("get", "memories", {"raw": "perhaps"}, "raw"),
+        ("get", "memories/search", {"query": "x", "min_score": "high"}, "min_score"),
+        ("get", "memories/search", {"query": "x", "min_score": "1.5"}, "min_score"),
+        ("get", "memories/search", {"query": "x", "half_life_days": "a month"}, "half_life_days"),
+        ("get", "memories/search", {"query": "x", "half_life_days": "-1"}, "half_life_days"),
+        ("get", "memories/search", {"query": "x", "half_life_days": "40000"}, "half_life_days"),
+        ("get", "memories/search", {"query": "x", "diversity": "0,5"}, "diversity"),
+        ("get", "memories/search", {"query": "x", "diversity": "nan"}, "diversity"),
+        ("get", "memories/search", {"query": "x", "explain": "yes please"}, "explain"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(api, method, path, params_or_body, field):
@@ -115,6 +191,13 @@ def test_bad_input_is_a_400_naming_the_field(api, method, path, params_or_body, 
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == "invalid" and error["field"] == field and error["message"].startswith(f"{field}:")
+
+
+def test_search_options_are_checked_like_mcps(api):
+    malformed = api.get("memories/search", {"query": "x", "diversity": "lots"}).json()["error"]
+    assert malformed["message"] == "diversity: 'lots' is not a number."
+    out_of_range = api.get("memories/search", {"query": "x", "half_life_days": "-3"}).json()["error"]
+    assert out_of_range["message"] == "half_life_days: must be a number of days from 0 (no recency boost) to 36,500."
 
 
 def test_malformed_json_is_a_clear_400(api):
@@ -224,6 +307,14 @@ def test_the_schema_and_the_docs_page_are_served_without_a_token(client, db):
     paths = json.loads(schema.content)["paths"]
     assert {"/api/v1/memories", "/api/v1/memories/search", "/api/v1/memories/{public_id}"} <= set(paths)
     assert {"/api/v1/export", "/api/v1/import"} <= set(paths)
+    search = {parameter["name"]: parameter for parameter in paths["/api/v1/memories/search"]["get"]["parameters"]}
+    assert search["min_score"]["schema"] == {"type": "number", "minimum": 0, "maximum": 1, "default": 0}
+    assert search["half_life_days"]["schema"] == {"type": "number", "minimum": 0, "maximum": 36_500}
+    assert search["diversity"]["schema"] == {"type": "number", "minimum": 0, "maximum": 1}
+    assert search["explain"]["schema"]["type"] == "boolean"
+    assert "default" in search["half_life_days"]["description"] and "0.7" in search["diversity"]["description"]
+    result = json.loads(schema.content)["components"]["schemas"]["SearchResultOut"]
+    assert result["properties"]["explanation"]["type"] == "object" and "explanation" not in result["required"]
     docs = client.get("/api/v1/docs").content.decode()
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in docs
     assert "cdn" not in docs.lower() and "https://" not in docs
