@@ -6,6 +6,8 @@ quoted here are the ones memories.validation enforces.
 
 from typing import Any
 
+from django.conf import settings
+
 from memories.models import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, IndexingStatus
 from memories.validation import MAX_HALF_LIFE_DAYS, MAX_QUERY_CHARS, MAX_TOP_K
 
@@ -107,7 +109,8 @@ SEARCH_INPUT = _object(
             "maximum": MAX_HALF_LIFE_DAYS,
             "description": (
                 "Recency boost: newer memories rank a little higher, the boost halving every this many days "
-                "(server default 30). 0 turns it off, e.g. when asking about old events."
+                f"(this server's default: {settings.GNOSEM_HALF_LIFE_DAYS:g}). 0 turns it off, e.g. when asking "
+                "about old events."
             ),
         },
         "diversity": {
@@ -116,7 +119,7 @@ SEARCH_INPUT = _object(
             "maximum": 1,
             "description": (
                 "How strongly near-duplicates of better results are pushed down (0 = pure relevance, "
-                "1 = most diverse; server default 0.7)."
+                f"1 = most diverse; this server's default: {settings.GNOSEM_DIVERSITY:g})."
             ),
         },
         "explain": {
