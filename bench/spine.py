@@ -9,6 +9,7 @@ among 10 owners; worker throughput >= 0.8 x raw model throughput.
 """
 
 import argparse
+import hashlib
 import http.client
 import json
 import os
@@ -42,6 +43,7 @@ from accounts.tokens import token_create  # noqa: E402
 from bench import corpus  # noqa: E402
 from memories.embedding import get_embedder  # noqa: E402
 from memories.models import Chunk, IndexingStatus, Memory  # noqa: E402
+from memories.search.context import embedding_pieces  # noqa: E402
 
 OWNERS = 10
 
@@ -137,10 +139,8 @@ def measure_writes(client: McpClient, texts: list[str]) -> list[float]:
 
 def measure_worker(owner, count: int, log_dir: Path) -> tuple[float, float]:
     """(worker memories/s, raw model memories/s) on the same pending memories."""
-    texts = list(
-        Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.PENDING).values_list("content", flat=True)
-    )
-    assert len(texts) == count, f"expected {count} pending memories, found {len(texts)}"
+    pending = Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.PENDING).count()
+    assert pending == count, f"expected {count} pending memories, found {pending}"
     manage = str(BASE_DIR / "manage.py")
     log = log_dir / "worker.log"
     with process([sys.executable, manage, "run_huey"], log):
@@ -158,17 +158,22 @@ def measure_worker(owner, count: int, log_dir: Path) -> tuple[float, float]:
             time.sleep(0.05)
         elapsed = time.perf_counter() - start
     worker_rate = count / elapsed
+    # The raw model embeds what the worker embedded: every piece of every memory (chunks, and the
+    # in-context reading of memories written in sequence; see memories.search.context).
+    pieces = embedding_pieces(list(Memory.objects.filter(owner=owner)))
+    texts = [text for memory_pieces in pieces.values() for _, text in memory_pieces]
     embedder = get_embedder()
     embedder.embed(texts[:64])  # warm
     start = time.perf_counter()
     embedder.embed(texts)
-    raw_rate = len(texts) / (time.perf_counter() - start)
+    raw_rate = count / (time.perf_counter() - start)
     return worker_rate, raw_rate
 
 
 def cached_vectors(texts: list[str], log_dir: Path) -> np.ndarray:
     embedder = get_embedder()
-    path = log_dir / f"vectors-{embedder.name}-{len(texts)}.npy"
+    digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:12]
+    path = log_dir / f"vectors-{embedder.name}-{len(texts)}-{digest}.npy"
     if path.exists():
         return np.load(path)
     vectors = embedder.embed(texts)
@@ -176,13 +181,17 @@ def cached_vectors(texts: list[str], log_dir: Path) -> np.ndarray:
     return vectors
 
 
-def load_corpus(owners: list, size: int, texts: list[str], vectors: np.ndarray) -> None:
-    """Give every owner `size` indexed memories (inserted directly: the worker is measured above)."""
+def load_corpus(owners: list, size: int, texts: list[str], vectors: np.ndarray, log_dir: Path) -> None:
+    """Give every owner `size` indexed memories, inserted directly (the worker is measured above)
+    but with the chunks the worker would store: `embedding_pieces` decides them (the corpus is
+    one client's sequence, so short memories also get their in-context reading). Every owner gets
+    the same sequence, so its pieces are embedded once (and cached in the data folder)."""
     embedder = get_embedder()
+    known = dict(zip(texts, vectors, strict=True))
     now = timezone.now()
-    for index, owner in enumerate(owners):
+    order = np.random.default_rng(0).permutation(len(texts))
+    for owner in owners:
         have = Memory.objects.filter(owner=owner, tags__contains=["corpus"]).count()
-        order = np.random.default_rng(index).permutation(len(texts))[have:size]
         with transaction.atomic():
             memories = Memory.objects.bulk_create(
                 [
@@ -196,28 +205,35 @@ def load_corpus(owners: list, size: int, texts: list[str], vectors: np.ndarray) 
                         indexing_status=IndexingStatus.INDEXED,
                         compression_status="skipped_short",
                     )
-                    for i in order
+                    for i in order[have:size]
                 ],
                 batch_size=2000,
             )
+            pieces = embedding_pieces(memories)
+            missing = sorted({text for p in pieces.values() for _, text in p if text not in known})
+            if missing:
+                known.update(zip(missing, cached_vectors(missing, log_dir), strict=True))
             Chunk.objects.bulk_create(
                 [
                     Chunk(
                         memory=memory,
                         owner=owner,
-                        position=0,
-                        start=0,
-                        end=len(memory.content),
+                        position=position,
+                        start=span.start,
+                        end=span.end,
                         model=embedder.name,
                         dimension=embedder.dimension,
-                        embedding=vectors[i],
+                        embedding=known[text],
                     )
-                    for memory, i in zip(memories, order, strict=True)
+                    for memory in memories
+                    for position, (span, text) in enumerate(pieces[memory.pk])
                 ],
                 batch_size=2000,
             )
     with django.db.connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory; ANALYZE memories_chunk")
+    chunks = Chunk.objects.filter(owner=owners[0]).count()
+    print(f"{size:,} memories/owner: {chunks:,} chunks each", flush=True)
 
 
 def measure_searches(client: McpClient, queries: list[str]) -> list[float]:
@@ -272,7 +288,7 @@ def main() -> None:
         vectors = cached_vectors(texts, log_dir)
         queries = corpus.questions(args.queries)
         for size in sizes:
-            load_corpus(owners, size, texts, vectors)
+            load_corpus(owners, size, texts, vectors, log_dir)
             searches = measure_searches(client, queries)
             rows.append(
                 (

@@ -15,7 +15,7 @@ from django.db import models
 from django.db.models import F, Func, Q
 from django.db.models.functions import Length, Trim
 from django.db.models.lookups import GreaterThan, LessThanOrEqual
-from pgvector.django import VectorField
+from pgvector.django import HalfVectorField
 
 MAX_CONTENT_CHARS = 50_000
 MAX_TAGS = 20
@@ -139,7 +139,9 @@ class Chunk(models.Model):
     """One embedded piece of a memory's raw content, for one embedding model.
 
     Vectors carry no fixed dimension in the column so that a second model's vectors can sit
-    beside the first while everything is re-embedded; `dimension` records it per row.
+    beside the first while everything is re-embedded; `dimension` records it per row. They are
+    stored in half precision: a search scans every chunk of the owner, and half the bytes make
+    that scan about a quarter faster with the same nearest neighbours (bench/spine.py).
     """
 
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="chunks")
@@ -149,7 +151,7 @@ class Chunk(models.Model):
     end = models.PositiveIntegerField()
     model = models.CharField(max_length=200)
     dimension = models.PositiveSmallIntegerField()
-    embedding = VectorField()
+    embedding = HalfVectorField()
 
     class Meta:
         indexes = [models.Index(fields=["owner", "model"], name="chunk_owner_model")]

@@ -23,6 +23,8 @@ def write_and_index(owner, content: str, **kwargs) -> Memory:
 
 
 def stored_vector(memory: Memory) -> np.ndarray:
+    """The memory's stored vector, in half precision: compare with atol=1e-3 (other texts' vectors
+    differ by far more)."""
     return np.array(Chunk.objects.get(memory=memory).embedding)
 
 
@@ -70,7 +72,7 @@ def test_changing_the_content_queues_reindexing_and_keeps_the_old_vectors_until_
 
     assert services.memories_index(memory_ids=[memory.pk]) == 1
     assert Chunk.objects.filter(memory=memory).count() == 1
-    assert np.allclose(stored_vector(memory), vector_of("The quarterly tax filing is due in April."), atol=1e-5)
+    assert np.allclose(stored_vector(memory), vector_of("The quarterly tax filing is due in April."), atol=1e-3)
 
 
 def test_an_edit_while_a_worker_embeds_the_old_text_is_indexed_by_the_task_it_queues(owner):
@@ -81,7 +83,7 @@ def test_an_edit_while_a_worker_embeds_the_old_text_is_indexed_by_the_task_it_qu
     assert services.memories_index(memory_ids=[memory.pk]) == 1
     memory.refresh_from_db()
     assert memory.indexing_status == IndexingStatus.INDEXED
-    assert np.allclose(stored_vector(memory), vector_of("second version"), atol=1e-5)
+    assert np.allclose(stored_vector(memory), vector_of("second version"), atol=1e-3)
 
 
 def test_an_edit_that_keeps_the_content_does_not_reindex(owner, django_capture_on_commit_callbacks):
