@@ -85,12 +85,11 @@ def search_hybrid(
     by_memory = fuse(rankings, weights, settings.GNOSEM_KEYWORD_FULL_COVERAGE)
     if settings.GNOSEM_CONTEXT_WEIGHT > 0 and by_memory:
         add_context(by_memory, sequence_neighbours(owner.pk, list(by_memory)), settings.GNOSEM_CONTEXT_WEIGHT)
-    created = dict(memories_of(owner).filter(pk__in=list(by_memory)).values_list("pk", "created_at"))
+    created = {item.memory_id: item.created_at for ranking in rankings.values() for item in ranking}
     window = parse_time_window(query, now)
     candidates = [
         _weighed(entry, created[entry.memory_id], window, now, half_life_days)
         for entry in sorted(by_memory.values(), key=lambda entry: (-entry.score, -entry.memory_id))
-        if entry.memory_id in created  # deleted since ranking
     ]
     candidates.sort(key=lambda candidate: -candidate.score)
     if diversity > 0 and len(candidates) > 1:

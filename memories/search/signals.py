@@ -4,6 +4,7 @@ Every signal returns memory ids best first with its own score; fusion combines t
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 from django.db import connection
@@ -20,6 +21,8 @@ BM25_B = 0.75
 class Ranked:
     memory_id: int
     score: float
+    # When the memory was written (for recency and time windows; saves the pipeline a query).
+    created_at: datetime
     # Keyword: the share of the query's terms (weighted by IDF) the memory contains; 1.0 otherwise.
     coverage: float = 1.0
 
@@ -27,7 +30,7 @@ class Ranked:
 # The distance is computed once per chunk and sorted by name (ordering by the expression again
 # would compute it a second time).
 _VECTOR_SQL = """
-SELECT memory_id, 1 - min(distance) AS similarity
+SELECT nearest.memory_id, 1 - min(nearest.distance) AS similarity, found.created_at
 FROM (
     SELECT c.memory_id, c.embedding <=> %(vector)s::halfvec AS distance
     FROM memories_chunk c {join}
@@ -35,8 +38,9 @@ FROM (
     ORDER BY distance
     LIMIT %(chunks)s
 ) AS nearest
-GROUP BY memory_id
-ORDER BY similarity DESC, memory_id DESC
+JOIN memories_memory found ON found.id = nearest.memory_id
+GROUP BY nearest.memory_id, found.created_at
+ORDER BY similarity DESC, nearest.memory_id DESC
 LIMIT %(limit)s
 """
 # Nearest chunks fetched per wanted memory: a long memory may hold several of the nearest chunks.
@@ -64,7 +68,7 @@ def vector_ranking(*, owner_id: int, query_vector, model: str, filters: MemoryFi
                 **filter_params,
             },
         )
-        return [Ranked(memory_id, float(similarity)) for memory_id, similarity in cursor.fetchall()]
+        return [Ranked(memory_id, float(score), created_at) for memory_id, score, created_at in cursor.fetchall()]
 
 
 def _filters_sql(filters: MemoryFilters) -> tuple[str, dict]:
@@ -101,14 +105,14 @@ statistics AS MATERIALIZED (
 ),
 candidates AS MATERIALIZED (
     -- Keep only the query's lexemes of each matching memory: setweight marks them, ts_filter keeps them.
-    SELECT m.id, m.search_length,
+    SELECT m.id, m.search_length, m.created_at,
            ts_filter(setweight(m.search_vector, 'A', (SELECT array_agg(lexeme) FROM terms)), '{{a}}') AS matched
     FROM memories_memory m
     WHERE m.owner_id = %(owner)s
       AND m.search_vector @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
       {{filters}}
 )
-SELECT c.id, sum(
+SELECT c.id, c.created_at, sum(
     f.idf
     * (w.tf * ({BM25_K1} + 1)) / (w.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.search_length / corpus.avgdl))
 ) AS score,
@@ -119,7 +123,7 @@ CROSS JOIN LATERAL (
 ) w
 JOIN statistics f ON f.lexeme = w.lexeme
 CROSS JOIN corpus
-GROUP BY c.id
+GROUP BY c.id, c.created_at
 ORDER BY score DESC, c.id DESC
 LIMIT %(limit)s
 """
@@ -138,7 +142,10 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
             _BM25_SQL.replace("{filters}", filters_sql),
             {"query": query, "owner": owner_id, "limit": limit, **filter_params},
         )
-        return [Ranked(memory_id, float(score), float(coverage)) for memory_id, score, coverage in cursor.fetchall()]
+        return [
+            Ranked(memory_id, float(score), created_at, float(coverage))
+            for memory_id, created_at, score, coverage in cursor.fetchall()
+        ]
 
 
 def memory_vectors(memory_ids: list[int], model: str) -> dict[int, np.ndarray]:
