@@ -8,7 +8,7 @@ cache: HF_HUB_OFFLINE=1 is always set). Vectors are L2-normalised, so cosine = d
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -27,6 +27,8 @@ class Embedder:
 
     name: str
     source: str
+    _warm: bool = field(default=False, repr=False, compare=False)
+    _warm_up_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @cached_property
     def model(self):
@@ -45,14 +47,23 @@ class Embedder:
         """
         return _inference_thread.submit(self._encode, texts).result()
 
-    def warm_up(self) -> None:
+    def warm_up(self) -> bool:
         """Run one batch shaped like real work (short to chunk-long texts), so that the first
-        real batch does not also pay for the runtime's lazy set-up (thread pool, allocations)."""
+        real batch does not also pay for the runtime's lazy set-up (thread pool, allocations).
+
+        Once per process: huey runs start-up hooks in every worker thread, and a second warm-up
+        would hold the inference thread while the first thread's real work waits. Later callers
+        wait for the first to finish; returns whether this call did the work."""
         from memories.chunking import CHUNK_CHARS
 
-        words = "remember the decision about the pricing page and the release " * (CHUNK_CHARS // 60)
-        lengths = np.linspace(20, CHUNK_CHARS, settings.GNOSEM_EMBEDDING_BATCH_SIZE, dtype=int)
-        self.embed([words[:length] for length in lengths])
+        with self._warm_up_lock:
+            if self._warm:
+                return False
+            words = "remember the decision about the pricing page and the release " * (CHUNK_CHARS // 60)
+            lengths = np.linspace(20, CHUNK_CHARS, settings.GNOSEM_EMBEDDING_BATCH_SIZE, dtype=int)
+            self.embed([words[:length] for length in lengths])
+            self._warm = True
+            return True
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         import torch

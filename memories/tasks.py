@@ -22,10 +22,11 @@ BUSY_RETRY_SECONDS = 5
 
 @on_startup()
 def load_embedding_model() -> None:
-    """Load and warm the model when a consumer starts, not inside the first task it runs."""
+    """Load and warm the model when a consumer starts, not inside the first task it runs (every
+    worker thread runs this; the model is loaded and warmed once per process)."""
     embedder = embedding.get_embedder()
-    embedder.warm_up()
-    logger.info("embedding model %s loaded (%d dimensions)", embedder.name, embedder.dimension)
+    if embedder.warm_up():
+        logger.info("embedding model %s loaded (%d dimensions)", embedder.name, embedder.dimension)
 
 
 @db_task(retries=2, retry_delay=30)

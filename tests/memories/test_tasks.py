@@ -29,3 +29,16 @@ def test_the_periodic_sweep_gets_lost_memories_indexed(owner, settings):
 def test_the_periodic_sweep_with_nothing_stale_does_nothing(owner):
     services.memory_write(owner=owner, content="Just queued.")
     assert requeue_stale_memories_task.call_local() == 0
+
+
+def test_the_model_is_warmed_once_per_process_whichever_worker_thread_starts_first(caplog):
+    from memories import embedding
+    from memories.tasks import load_embedding_model
+
+    embedder = embedding.Embedder(name=embedding.DEFAULT_MODEL_NAME, source=embedding.get_embedder().source)
+    embedder.model = embedding.get_embedder().model  # the loaded model, without loading it again
+    assert embedder.warm_up() is True
+    assert embedder.warm_up() is False
+    load_embedding_model()
+    load_embedding_model()
+    assert caplog.text.count("embedding model all-MiniLM-L6-v2 loaded") <= 1
