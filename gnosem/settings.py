@@ -144,6 +144,9 @@ GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0)
 # A memory holding less than this share of the query's terms (by IDF) counts proportionally less
 # in the keyword signal (0 = plain BM25).
 GNOSEM_KEYWORD_FULL_COVERAGE = env_float("GNOSEM_KEYWORD_FULL_COVERAGE", 0.4, minimum=0.0, maximum=1.0)
+# How much the vector weight may grow for a query whose best match by meaning clearly stands out
+# (memories.search.fusion.query_weights); 0 = fixed weights.
+GNOSEM_VECTOR_CONFIDENCE_BOOST = env_float("GNOSEM_VECTOR_CONFIDENCE_BOOST", 3.0, minimum=0.0, maximum=20.0)
 # Embed a short memory a second time with its predecessor in front (same client, minutes before).
 GNOSEM_CONTEXT_EMBEDDING = env_bool("GNOSEM_CONTEXT_EMBEDDING", True)
 GNOSEM_CONTEXT_WEIGHT = env_float("GNOSEM_CONTEXT_WEIGHT", 0.3, minimum=0.0, maximum=1.0)

@@ -19,7 +19,7 @@ from django.utils import timezone
 from memories import embedding
 from memories.models import Memory
 from memories.search.context import sequence_neighbours
-from memories.search.fusion import Fused, add_context, fuse
+from memories.search.fusion import Fused, add_context, fuse, query_weights
 from memories.search.reranking import diversify, recency_factor
 from memories.search.signals import keyword_ranking, memory_vectors, vector_ranking
 from memories.search.time_expressions import TimeWindow, parse_time_window
@@ -82,6 +82,7 @@ def search_hybrid(
         rankings["vector"] = vector_ranking(
             owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=per_signal
         )
+    weights = query_weights(rankings, weights, settings.GNOSEM_VECTOR_CONFIDENCE_BOOST)
     by_memory = fuse(rankings, weights, settings.GNOSEM_KEYWORD_FULL_COVERAGE)
     if settings.GNOSEM_CONTEXT_WEIGHT > 0 and by_memory:
         add_context(by_memory, sequence_neighbours(owner.pk, list(by_memory)), settings.GNOSEM_CONTEXT_WEIGHT)
