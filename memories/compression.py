@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import QuerySet
 from django.db.models.functions import Length
 from django.utils import timezone
@@ -206,25 +206,3 @@ def memories_to_compress(*, statuses: list[str] | None, owner=None) -> QuerySet[
     if owner is not None:
         memories = memories.filter(owner=owner)
     return memories.order_by("id")
-
-
-def memories_requeue_stale_compressions() -> list[int]:
-    """Pending compressions overdue by more than the re-queue delay (their task was lost or its
-    worker died): mark them due now and return their ids for the caller to enqueue."""
-    cutoff = timezone.now() - timedelta(seconds=settings.GNOSEM_REQUEUE_AFTER_SECONDS)
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            WITH stale AS MATERIALIZED (
-                SELECT id FROM memories_memory
-                WHERE compression_status = 'pending' AND compression_due_at < %s
-                ORDER BY compression_due_at LIMIT 1000
-                FOR UPDATE SKIP LOCKED
-            )
-            UPDATE memories_memory AS m SET compression_due_at = now()
-            FROM stale WHERE m.id = stale.id
-            RETURNING m.id
-            """,
-            [cutoff],
-        )
-        return [row[0] for row in cursor.fetchall()]

@@ -214,18 +214,33 @@ def _record_indexing_failure(memories: list[Memory], exc: Exception) -> None:
 def memories_requeue_stale() -> list[int]:
     """Pending memories whose queue entry is older than the re-queue delay (a lost task, a dead
     worker): mark them queued now and return their ids for the caller to enqueue."""
+    return _restamp_overdue(
+        waiting="indexing_status = 'pending' AND (indexing_lease_until IS NULL OR indexing_lease_until < now())",
+        stamp="indexing_queued_at",
+        limit=10000,
+    )
+
+
+def memories_requeue_stale_compressions() -> list[int]:
+    """Pending compressions overdue by more than the re-queue delay (their task was lost or its
+    worker died): mark them due now and return their ids for the caller to enqueue."""
+    return _restamp_overdue(waiting="compression_status = 'pending'", stamp="compression_due_at", limit=1000)
+
+
+def _restamp_overdue(*, waiting: str, stamp: str, limit: int) -> list[int]:
+    """Set `stamp` to now on up to `limit` memories matching `waiting` (SQL) whose `stamp` is older
+    than the re-queue delay, skipping rows another transaction holds; returns their ids."""
     cutoff = timezone.now() - timedelta(seconds=settings.GNOSEM_REQUEUE_AFTER_SECONDS)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            """
+            f"""
             WITH stale AS MATERIALIZED (
                 SELECT id FROM memories_memory
-                WHERE indexing_status = 'pending' AND indexing_queued_at < %s
-                  AND (indexing_lease_until IS NULL OR indexing_lease_until < now())
-                ORDER BY indexing_queued_at LIMIT 10000
+                WHERE {waiting} AND {stamp} < %s
+                ORDER BY {stamp} LIMIT {limit:d}
                 FOR UPDATE SKIP LOCKED
             )
-            UPDATE memories_memory AS m SET indexing_queued_at = now()
+            UPDATE memories_memory AS m SET {stamp} = now()
             FROM stale WHERE m.id = stale.id
             RETURNING m.id
             """,

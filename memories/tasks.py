@@ -58,7 +58,7 @@ def requeue_stale_memories_task() -> int:
     ids = services.memories_requeue_stale()
     for start in range(0, len(ids), REQUEUE_BATCH):
         embed_memories_task(ids[start : start + REQUEUE_BATCH])
-    compression_ids = compression.memories_requeue_stale_compressions()
+    compression_ids = services.memories_requeue_stale_compressions()
     for memory_id in compression_ids:
         compress_memory_task(memory_id)
     if ids or compression_ids:
