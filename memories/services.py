@@ -10,10 +10,9 @@ from django.db import connection, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from memories import embedding
+from memories import vectors
 from memories.compression import enqueue_compression, reset_compression
 from memories.models import Chunk, IndexingStatus, Memory, OwnerTermStatistic
-from memories.search.context import embedding_pieces
 from memories.selectors import memory_get
 from memories.validation import clean_content, clean_tags, clean_written_by
 
@@ -145,16 +144,11 @@ def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> i
     if not claimed:
         return 0
     try:
-        embedder = embedding.get_embedder()
-        pieces = embedding_pieces(claimed)
-        spans = {memory.pk: [span for span, _ in pieces[memory.pk]] for memory in claimed}
-        texts = [text for memory in claimed for _, text in pieces[memory.pk]]
-        vectors = iter(embedder.embed(texts))
+        chunks = vectors.embed_memories(claimed, vectors.indexing_embedders())
+        return _store_chunks(claimed, chunks)
     except Exception as exc:
         _record_indexing_failure(claimed, exc)
         raise
-    by_memory = {memory.pk: [next(vectors) for _ in spans[memory.pk]] for memory in claimed}
-    return _store_chunks(claimed, spans, by_memory, embedder)
 
 
 _MARK_INDEXED_SQL = """
@@ -167,30 +161,17 @@ _MARK_INDEXED_SQL = """
 
 
 @transaction.atomic
-def _store_chunks(memories: list[Memory], spans: dict, vectors: dict, embedder: embedding.Embedder) -> int:
+def _store_chunks(memories: list[Memory], chunks: list[Chunk]) -> int:
     """Replace the chunks of each memory whose content is still what was embedded; one
     transaction for the batch. Returns how many memories were indexed."""
+    vectors.check_serving_model_among(chunks)
     digests = [hashlib.md5(memory.content.encode()).hexdigest() for memory in memories]
     with connection.cursor() as cursor:
         cursor.execute(_MARK_INDEXED_SQL, [[memory.pk for memory in memories], digests])
         indexed = {row[0] for row in cursor.fetchall()}
     # The others were edited or deleted while we embedded: the newer task will index them.
     Chunk.objects.filter(memory_id__in=indexed).delete()
-    Chunk.objects.bulk_create(
-        Chunk(
-            memory_id=memory.pk,
-            owner_id=memory.owner_id,
-            position=position,
-            start=span.start,
-            end=span.end,
-            model=embedder.name,
-            dimension=embedder.dimension,
-            embedding=vector,
-        )
-        for memory in memories
-        if memory.pk in indexed
-        for position, (span, vector) in enumerate(zip(spans[memory.pk], vectors[memory.pk], strict=True))
-    )
+    Chunk.objects.bulk_create(chunk for chunk in chunks if chunk.memory_id in indexed)
     return len(indexed)
 
 

@@ -7,7 +7,7 @@ from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_startup
 
-from memories import compression, embedding, services
+from memories import compression, services, vectors
 
 logger = logging.getLogger(__name__)
 
@@ -22,11 +22,18 @@ BUSY_RETRY_SECONDS = 5
 
 @on_startup()
 def load_embedding_model() -> None:
-    """Load and warm the model when a consumer starts, not inside the first task it runs (every
-    worker thread runs this; the model is loaded and warmed once per process)."""
-    embedder = embedding.get_embedder()
-    if embedder.warm_up():
+    """Load and warm the models when a consumer starts, not inside the first task it runs (every
+    worker thread runs this; each model is loaded and warmed once per process)."""
+    embedders = vectors.indexing_embedders()
+    warmed = [embedder for embedder in embedders if embedder.warm_up()]
+    for embedder in warmed:
         logger.info("embedding model %s loaded (%d dimensions)", embedder.name, embedder.dimension)
+    if warmed and len(embedders) > 1:
+        logger.warning(
+            "GNOSEM_EMBEDDING_MODEL is %s but search still uses %s: new memories are embedded with both "
+            "until `manage.py reembedmemories` has re-embedded the others and switched search over",
+            *[embedder.name for embedder in embedders],
+        )
 
 
 @db_task(retries=2, retry_delay=30)

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from memories import llm, selectors, services, transfer
 from memories.exceptions import NotFound, ValidationError
-from memories.health import queue_state
+from memories.health import embedding_state, queue_state
 from memories.models import Memory
 from memories.search.pipeline import search_hybrid
 from memories.usage_chart import writes_chart
@@ -176,4 +176,4 @@ def healthz(request: HttpRequest) -> JsonResponse:
         database = "ok"
     except Exception as exc:  # connection refused, embedded server failing to start, ...
         return JsonResponse({"status": "unavailable", "database": f"error: {type(exc).__name__}"}, status=503)
-    return JsonResponse({"status": "ok", "database": database, "queue": queue_state()})
+    return JsonResponse({"status": "ok", "database": database, "queue": queue_state(), "embedding": embedding_state()})

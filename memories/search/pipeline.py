@@ -25,6 +25,7 @@ from memories.search.signals import keyword_ranking, memory_vectors, vector_rank
 from memories.search.time_expressions import TimeWindow, parse_time_window
 from memories.selectors import MemoryFilters, memories_of
 from memories.validation import clean_fraction, clean_half_life_days, clean_query, clean_top_k
+from memories.vectors import serving_model_name
 
 logger = logging.getLogger(__name__)
 
@@ -153,8 +154,9 @@ def _diversified(candidates: list[_Candidate], model_name: str, diversity: float
 
 
 def _start_query_embedding(query: str) -> tuple[embedding.Embedder | None, Future | None]:
+    model_name = serving_model_name()
     try:
-        embedder = embedding.get_embedder()
+        embedder = embedding.get_embedder(model_name)
         return embedder, embedder.embed_query(query)
     except Exception:
         logger.exception("the embedding model failed to load; answering from keyword search alone")

@@ -24,6 +24,7 @@ def test_it_reports_the_database_and_the_queue(client, db):
     assert isinstance(body["queue"]["tasks_waiting"], int)
     assert body["queue"]["memories_pending"] == 0
     assert body["queue"]["oldest_pending_seconds"] is None
+    assert body["embedding"] == {"reembedding_needed": False}
 
 
 def test_it_counts_pending_and_failed_memories(client, owner):

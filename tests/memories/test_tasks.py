@@ -31,7 +31,7 @@ def test_the_periodic_sweep_with_nothing_stale_does_nothing(owner):
     assert requeue_stale_memories_task.call_local() == 0
 
 
-def test_the_model_is_warmed_once_per_process_whichever_worker_thread_starts_first(caplog):
+def test_the_model_is_warmed_once_per_process_whichever_worker_thread_starts_first(caplog, db):
     from memories import embedding
     from memories.tasks import load_embedding_model
 

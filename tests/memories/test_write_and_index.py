@@ -2,8 +2,7 @@ from itertools import pairwise
 
 import pytest
 
-from memories import services
-from memories.chunking import chunk_spans
+from memories import services, vectors
 from memories.exceptions import ValidationError
 from memories.models import MAX_CONTENT_CHARS, Chunk, IndexingStatus, Memory
 
@@ -89,10 +88,8 @@ def test_editing_content_while_it_is_being_embedded_does_not_mark_the_old_text_i
     memory = services.memory_write(owner=owner, content="first version")
     claimed = services._claim_for_indexing(memory.pk, 8)
     services.memory_update(owner=owner, public_id=memory.public_id, content="second version")
-    embedder = services.embedding.get_embedder()
-    spans = chunk_spans(claimed[0].content)
-    vectors = {memory.pk: embedder.embed(["first version"])}
-    assert services._store_chunks(claimed, {memory.pk: spans}, vectors, embedder) == 0
+    chunks = vectors.embed_memories(claimed, vectors.indexing_embedders())
+    assert services._store_chunks(claimed, chunks) == 0
     memory.refresh_from_db()
     assert memory.indexing_status == IndexingStatus.PENDING
 
