@@ -92,7 +92,8 @@ def test_an_interrupted_run_goes_on_where_it_stopped(indexed, settings, second_m
         return embedding.Embedder.embed(target, texts)
 
     monkeypatch.setattr(target, "embed", fails_on_the_second_batch)
-    with pytest.raises(CommandError, match=r"failed after 1 memories: RuntimeError: out of memory.*run the command again"):
+    failed = r"failed after 1 memories: RuntimeError: out of memory.*run the command again"
+    with pytest.raises(CommandError, match=failed):
         reembed("--batch-size", "1")
     assert vectors.serving_model_name() == DEFAULT  # nothing switched: every memory still has old vectors
     assert [bool(second_model in models_of(memory)) for memory in indexed] == [True, False, False]
