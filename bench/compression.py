@@ -11,7 +11,6 @@ of facts retained. Without a configured model it says so and exits 0. Needs no d
 """
 
 import argparse
-import os
 import re
 import statistics
 import sys
@@ -19,14 +18,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gnosem.settings")
-os.environ["HF_HUB_OFFLINE"] = "1"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.environment import setup_django
 
-import django  # noqa: E402
-
-django.setup()
+setup_django(None)
 
 from django.conf import settings  # noqa: E402
 

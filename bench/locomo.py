@@ -15,26 +15,16 @@ figures as one JSON object on the last line.
 
 import argparse
 import json
-import logging
-import os
 import re
 import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("GNOSEM_DATA_DIR", str(BASE_DIR / "var" / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gnosem.settings")
-os.environ.setdefault("GNOSEM_QUEUE_NAME", "gnosem-bench")
-os.environ["GNOSEM_TASKS_IMMEDIATE"] = "1"  # indexing runs as each conversation's writes commit
-os.environ["HF_HUB_OFFLINE"] = "1"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.environment import BASE_DIR, setup_django
 
-import django  # noqa: E402
-
-django.setup()
-logging.getLogger("huey").setLevel(logging.WARNING)  # one line per indexing task otherwise
+setup_django("bench", tasks_immediate=True)
 
 import numpy as np  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402

@@ -12,24 +12,14 @@ distractor. Prints hit@1, hit@3 and MRR per regime for each signal alone and the
 
 import argparse
 import json
-import logging
-import os
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("GNOSEM_DATA_DIR", str(BASE_DIR / "var" / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gnosem.settings")
-os.environ.setdefault("GNOSEM_QUEUE_NAME", "gnosem-bench")
-os.environ["GNOSEM_TASKS_IMMEDIATE"] = "1"
-os.environ["HF_HUB_OFFLINE"] = "1"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.environment import setup_django
 
-import django  # noqa: E402
-
-django.setup()
-logging.getLogger("huey").setLevel(logging.WARNING)
+setup_django("bench", tasks_immediate=True)
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402

@@ -21,21 +21,15 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("GNOSEM_DATA_DIR", str(BASE_DIR / "var" / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gnosem.settings")
-os.environ.setdefault("GNOSEM_QUEUE_NAME", "gnosem-bench")
-os.environ["HF_HUB_OFFLINE"] = "1"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.environment import BASE_DIR, setup_django
 
-import django  # noqa: E402
-
-django.setup()
+setup_django("bench")
 
 import numpy as np  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from django.db import transaction  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from huey.contrib.djhuey import HUEY  # noqa: E402
 
@@ -230,7 +224,7 @@ def load_corpus(owners: list, size: int, texts: list[str], vectors: np.ndarray, 
                 ],
                 batch_size=2000,
             )
-    with django.db.connection.cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory; ANALYZE memories_chunk")
     chunks = Chunk.objects.filter(owner=owners[0]).count()
     print(f"{size:,} memories/owner: {chunks:,} chunks each", flush=True)

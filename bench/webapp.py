@@ -16,16 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("GNOSEM_DATA_DIR", str(BASE_DIR / "var" / "bench-web"))
-os.environ.setdefault("GNOSEM_QUEUE_NAME", "gnosem-bench-web")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gnosem.settings")
-os.environ["HF_HUB_OFFLINE"] = "1"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.environment import setup_django
 
-import django  # noqa: E402
-
-django.setup()
+setup_django("bench-web")
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
