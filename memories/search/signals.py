@@ -10,6 +10,7 @@ import numpy as np
 from django.db import connection
 from pgvector import Vector
 
+from memories.search.context import CONTEXT_WINDOW
 from memories.selectors import MemoryFilters
 
 # BM25 parameters (Robertson & Zaragoza's usual values).
@@ -28,27 +29,60 @@ class Ranked:
 
 
 # The distance is computed once per chunk and sorted by name (ordering by the expression again
-# would compute it a second time).
+# would compute it a second time). A short memory's in-context reading (its predecessor's tail +
+# itself, `memories.search.context`; position > 0 from offset 0) matches what either memory says,
+# so when it is a memory's best match it counts for the predecessor too, which goes first: without
+# that, a fact an assistant wrote right after another one outranks it on the other one's topic.
 _VECTOR_SQL = """
-SELECT nearest.memory_id, 1 - min(nearest.distance) AS similarity, found.created_at
-FROM (
-    SELECT c.memory_id, c.embedding <=> %(vector)s::halfvec AS distance
+WITH nearest AS (
+    SELECT c.memory_id, c.embedding <=> %(vector)s::halfvec AS distance, (c.position > 0 AND c.start = 0) AS borrowed
     FROM memories_chunk c {join}
     WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}
     ORDER BY distance
     LIMIT %(chunks)s
-) AS nearest
-JOIN memories_memory found ON found.id = nearest.memory_id
-GROUP BY nearest.memory_id, found.created_at
-ORDER BY similarity DESC, nearest.memory_id DESC
+),
+best AS (
+    SELECT memory_id, min(distance) AS distance, coalesce(min(distance) FILTER (WHERE NOT borrowed), 2) AS own_distance
+    FROM nearest GROUP BY memory_id
+),
+lent AS (
+    SELECT m.id AS memory_id, b.distance
+    FROM best b
+    JOIN memories_memory s ON s.id = b.memory_id
+    CROSS JOIN LATERAL (
+        SELECT p.id FROM memories_memory p
+        WHERE p.owner_id = s.owner_id AND p.written_by = s.written_by
+          AND (p.created_at, p.id) < (s.created_at, s.id) AND p.created_at >= s.created_at - %(window)s
+        ORDER BY p.created_at DESC, p.id DESC
+        LIMIT 1
+    ) predecessor
+    JOIN memories_memory m ON m.id = predecessor.id
+    WHERE b.distance < b.own_distance {filters}
+),
+scored AS (
+    SELECT memory_id, min(distance) AS distance
+    FROM (
+        SELECT memory_id, distance + CASE WHEN distance < own_distance THEN %(yield)s ELSE 0 END AS distance FROM best
+        UNION ALL
+        SELECT memory_id, distance FROM lent
+    ) readings
+    GROUP BY memory_id
+)
+SELECT scored.memory_id, 1 - scored.distance AS similarity, found.created_at
+FROM scored
+JOIN memories_memory found ON found.id = scored.memory_id
+ORDER BY similarity DESC, scored.memory_id DESC
 LIMIT %(limit)s
 """
 # Nearest chunks fetched per wanted memory: a long memory may hold several of the nearest chunks.
 CHUNKS_PER_MEMORY = 3
+# How far below its predecessor a memory ranks when both score by the same in-context reading.
+BORROWED_YIELD = 0.001
 
 
 def vector_ranking(*, owner_id: int, query_vector, model: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
-    """Cosine similarity of the query to each chunk; a memory scores as its best chunk.
+    """Cosine similarity of the query to each chunk; a memory scores as its best chunk, or as its
+    successor's in-context reading when that is better (see `_VECTOR_SQL`).
 
     An exact scan of the owner's chunks (reached through the owner index) with a top-N sort:
     recall 1.0, where an HNSW index filtered to one owner returns almost nothing.
@@ -65,6 +99,8 @@ def vector_ranking(*, owner_id: int, query_vector, model: str, filters: MemoryFi
                 "model": model,
                 "chunks": limit * CHUNKS_PER_MEMORY,
                 "limit": limit,
+                "window": CONTEXT_WINDOW,
+                "yield": BORROWED_YIELD,
                 **filter_params,
             },
         )

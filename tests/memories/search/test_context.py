@@ -8,6 +8,8 @@ from memories.embedding import get_embedder
 from memories.models import Chunk
 from memories.search.context import sequence_neighbours
 from memories.search.fusion import CONTEXT_CEILING, Fused, add_context
+from memories.search.signals import vector_ranking
+from memories.selectors import MemoryFilters
 
 START = datetime(2025, 3, 3, 9, tzinfo=UTC)
 
@@ -77,3 +79,54 @@ def test_context_embedding_can_be_turned_off(owner, settings):
     answer = write(owner, "Yes, she loved it and signed up for more!", 1)
     services.memories_index(memory_ids=[answer.pk])
     assert Chunk.objects.filter(memory=answer).count() == 1
+
+
+PRICING = (
+    "Pricing page redesign: we replaced the plan comparison table with a grid of cards, one card per plan, "
+    "because people in usability tests were confused by the many plan columns."
+)
+ONBOARDING = "The mobile app's onboarding flow was cut from five steps to three after drop-off at step four."
+CHECKOUT_QUESTION = "how is the checkout page laid out?"
+
+
+def vector_order(owner, query: str, filters: MemoryFilters | None = None) -> list[int]:
+    query_vector = get_embedder().embed([query])[0]
+    ranked = vector_ranking(
+        owner_id=owner.pk,
+        query_vector=query_vector,
+        model=get_embedder().name,
+        filters=filters or MemoryFilters(),
+        limit=10,
+    )
+    return [item.memory_id for item in ranked]
+
+
+def test_a_memory_written_right_after_another_does_not_outrank_it_on_the_other_ones_topic(owner):
+    pricing = write(owner, PRICING, 0)
+    onboarding = write(owner, ONBOARDING, 2)  # its in-context reading holds the pricing text
+    services.memories_index(memory_ids=[pricing.pk, onboarding.pk])
+    own_only = get_embedder().embed([CHECKOUT_QUESTION, ONBOARDING, f"{PRICING}\n{ONBOARDING}"])
+    # The combined reading is the best match, better than the pricing memory's own...
+    assert own_only[0] @ own_only[2] > own_only[0] @ get_embedder().embed([PRICING])[0]
+
+    # ...and it counts for the memory it borrowed from, which goes first.
+    assert vector_order(owner, CHECKOUT_QUESTION) == [pricing.pk, onboarding.pk]
+
+
+def test_the_borrowed_reading_counts_only_for_a_predecessor_the_filters_let_through(owner):
+    pricing = services.memory_write(
+        owner=owner, content=PRICING, written_by="claude", tags=["design"], created_at=START
+    )
+    onboarding = services.memory_write(
+        owner=owner, content=ONBOARDING, written_by="claude", tags=["mobile"], created_at=START + timedelta(minutes=2)
+    )
+    services.memories_index(memory_ids=[pricing.pk, onboarding.pk])
+    assert vector_order(owner, CHECKOUT_QUESTION, MemoryFilters(tags=("mobile",))) == [onboarding.pk]
+
+
+def test_a_memory_in_another_session_lends_nothing(owner):
+    pricing = write(owner, PRICING, 0)
+    onboarding = write(owner, ONBOARDING, 90)  # no predecessor within 30 minutes: no in-context reading
+    services.memories_index(memory_ids=[pricing.pk, onboarding.pk])
+    assert Chunk.objects.filter(memory=onboarding).count() == 1
+    assert vector_order(owner, CHECKOUT_QUESTION)[0] == pricing.pk
