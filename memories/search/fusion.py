@@ -52,7 +52,9 @@ def _normalised(name: str, ranking: list[Ranked], full_coverage: float) -> list[
 
 
 def vector_confidence(ranking: list[Ranked]) -> float:
-    """0 to 1: how clearly the best vector candidate stands out from the tenth."""
+    """0 to 1: how clearly the best vector candidate stands out from the tenth (counting each
+    reading once: a lent score repeats its successor's)."""
+    ranking = [item for item in ranking if not item.lent]
     if len(ranking) < VECTOR_GAP_RANK:
         return 0.0
     gap = ranking[0].score - ranking[VECTOR_GAP_RANK - 1].score

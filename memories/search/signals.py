@@ -26,6 +26,8 @@ class Ranked:
     created_at: datetime
     # Keyword: the share of the query's terms (weighted by IDF) the memory contains; 1.0 otherwise.
     coverage: float = 1.0
+    # Vector: the score is a successor's in-context reading, already counted for that successor.
+    lent: bool = False
 
 
 # The distance is computed once per chunk and sorted by name (ordering by the expression again
@@ -60,15 +62,17 @@ lent AS (
     WHERE b.distance < b.own_distance {filters}
 ),
 scored AS (
-    SELECT memory_id, min(distance) AS distance
+    SELECT memory_id, min(distance) AS distance, (array_agg(lent ORDER BY distance))[1] AS lent
     FROM (
-        SELECT memory_id, distance + CASE WHEN distance < own_distance THEN %(yield)s ELSE 0 END AS distance FROM best
+        SELECT memory_id, distance + CASE WHEN distance < own_distance THEN %(yield)s ELSE 0 END AS distance,
+               false AS lent
+        FROM best
         UNION ALL
-        SELECT memory_id, distance FROM lent
+        SELECT memory_id, distance, true FROM lent
     ) readings
     GROUP BY memory_id
 )
-SELECT scored.memory_id, 1 - scored.distance AS similarity, found.created_at
+SELECT scored.memory_id, 1 - scored.distance AS similarity, found.created_at, scored.lent
 FROM scored
 JOIN memories_memory found ON found.id = scored.memory_id
 ORDER BY similarity DESC, scored.memory_id DESC
@@ -104,7 +108,10 @@ def vector_ranking(*, owner_id: int, query_vector, model: str, filters: MemoryFi
                 **filter_params,
             },
         )
-        return [Ranked(memory_id, float(score), created_at) for memory_id, score, created_at in cursor.fetchall()]
+        return [
+            Ranked(memory_id, float(score), created_at, lent=lent)
+            for memory_id, score, created_at, lent in cursor.fetchall()
+        ]
 
 
 def _filters_sql(filters: MemoryFilters) -> tuple[str, dict]:
