@@ -52,12 +52,12 @@ def _normalised(name: str, ranking: list[Ranked], full_coverage: float) -> list[
 
 
 def vector_confidence(ranking: list[Ranked]) -> float:
-    """0 to 1: how clearly the best vector candidate stands out from the tenth (counting each
-    reading once: a lent score repeats its successor's)."""
-    ranking = [item for item in ranking if not item.lent]
-    if len(ranking) < VECTOR_GAP_RANK:
+    """0 to 1: how clearly the best vector candidate stands out from the tenth, counting each
+    reading once (a lent score repeats its successor's) and nothing in a store under ten."""
+    readings = [item.score for item in ranking if not item.lent]
+    if len(ranking) < VECTOR_GAP_RANK or not readings:
         return 0.0
-    gap = ranking[0].score - ranking[VECTOR_GAP_RANK - 1].score
+    gap = readings[0] - readings[min(VECTOR_GAP_RANK, len(readings)) - 1]
     return min(max((gap - VECTOR_GAP_FLAT) / (VECTOR_GAP_CLEAR - VECTOR_GAP_FLAT), 0.0), 1.0)
 
 

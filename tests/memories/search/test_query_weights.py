@@ -25,6 +25,17 @@ def test_confidence_grows_with_how_far_the_best_stands_above_the_tenth(gap, conf
     assert vector_confidence(ranking(*scores)) == pytest.approx(confidence)
 
 
+def test_lent_scores_count_once_in_the_gap():
+    # Five memories hold copies of their successors' in-context readings (0.6): the tenth
+    # distinct reading (0.3), not the tenth memory (0.6), sets the gap.
+    items = [Ranked(0, 0.8, NOW)]
+    for pair in range(5):
+        items += [Ranked(10 + pair, 0.6, NOW, lent=True), Ranked(20 + pair, 0.6 - 0.001, NOW)]
+    items += [Ranked(30 + i, 0.3, NOW) for i in range(5)]
+    assert vector_confidence(items) == 1.0
+    assert vector_confidence([Ranked(item.memory_id, item.score, NOW) for item in items]) < 0.5
+
+
 def test_a_short_ranking_gives_no_confidence_and_the_weights_stay():
     short = {"vector": ranking(0.9, 0.1), "keyword": ranking(3.0)}
     assert query_weights(short, WEIGHTS, boost=3.0) == WEIGHTS
