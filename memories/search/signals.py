@@ -44,7 +44,8 @@ WITH nearest AS (
     LIMIT %(chunks)s
 ),
 best AS (
-    SELECT memory_id, min(distance) AS distance, coalesce(min(distance) FILTER (WHERE NOT borrowed), 2) AS own_distance
+    SELECT memory_id, min(distance) AS distance, coalesce(min(distance) FILTER (WHERE NOT borrowed), 2) AS own_distance,
+           row_number() OVER (ORDER BY min(distance)) AS place
     FROM nearest GROUP BY memory_id
 ),
 lent AS (
@@ -59,7 +60,7 @@ lent AS (
         LIMIT 1
     ) predecessor
     JOIN memories_memory m ON m.id = predecessor.id
-    WHERE b.distance < b.own_distance {filters}
+    WHERE b.distance < b.own_distance AND b.place <= %(limit)s {filters}
 ),
 scored AS (
     SELECT memory_id, min(distance) AS distance, (array_agg(lent ORDER BY distance))[1] AS lent
