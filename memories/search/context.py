@@ -23,26 +23,30 @@ CONTEXT_WINDOW = timedelta(minutes=30)
 # model's 256 word pieces together with the memory itself.
 CONTEXT_CHARS = 400
 
-_PREDECESSORS_SQL = """
-SELECT m.id, p.content
-FROM memories_memory m
-CROSS JOIN LATERAL (
-    SELECT content FROM memories_memory p
-    WHERE p.owner_id = m.owner_id AND p.written_by = m.written_by
-      AND (p.created_at, p.id) < (m.created_at, m.id) AND p.created_at >= m.created_at - %s
+
+def predecessor_sql(of: str, column: str) -> str:
+    """A subquery for `column` of the memory the same client wrote last before the row aliased
+    `of`, within CONTEXT_WINDOW (named parameter `window`): the one a memory is read in context of,
+    at indexing and at search alike."""
+    return f"""
+    SELECT p.{column} FROM memories_memory p
+    WHERE p.owner_id = {of}.owner_id AND p.written_by = {of}.written_by
+      AND (p.created_at, p.id) < ({of}.created_at, {of}.id) AND p.created_at >= {of}.created_at - %(window)s
     ORDER BY p.created_at DESC, p.id DESC
-    LIMIT 1
-) p
-WHERE m.id = ANY(%s)
+    LIMIT 1"""
+
+
+_PREDECESSORS_SQL = f"""
+SELECT m.id, predecessor.content
+FROM memories_memory m
+CROSS JOIN LATERAL ({predecessor_sql("m", "content")}) predecessor
+WHERE m.id = ANY(%(ids)s)
 """
 
 
-_NEIGHBOURS_SQL = """
+_NEIGHBOURS_SQL = f"""
 SELECT m.id,
-    (SELECT p.id FROM memories_memory p
-     WHERE p.owner_id = m.owner_id AND p.written_by = m.written_by
-       AND (p.created_at, p.id) < (m.created_at, m.id) AND p.created_at >= m.created_at - %(window)s
-     ORDER BY p.created_at DESC, p.id DESC LIMIT 1),
+    ({predecessor_sql("m", "id")}),
     (SELECT n.id FROM memories_memory n
      WHERE n.owner_id = m.owner_id AND n.written_by = m.written_by
        AND (n.created_at, n.id) > (m.created_at, m.id) AND n.created_at <= m.created_at + %(window)s
@@ -71,7 +75,7 @@ def embedding_pieces(memories: list[Memory]) -> dict[int, list[tuple[Span, str]]
     short = {memory.pk: memory for memory in memories if len(memory.content) <= CHUNK_CHARS}
     if short and settings.GNOSEM_CONTEXT_EMBEDDING:
         with connection.cursor() as cursor:
-            cursor.execute(_PREDECESSORS_SQL, [CONTEXT_WINDOW, list(short)])
+            cursor.execute(_PREDECESSORS_SQL, {"window": CONTEXT_WINDOW, "ids": list(short)})
             for memory_id, predecessor in cursor.fetchall():
                 content = short[memory_id].content
                 context = predecessor[-CONTEXT_CHARS:]

@@ -10,7 +10,7 @@ import numpy as np
 from django.db import connection
 from pgvector import Vector
 
-from memories.search.context import CONTEXT_WINDOW
+from memories.search.context import CONTEXT_WINDOW, predecessor_sql
 from memories.selectors import MemoryFilters
 
 # BM25 parameters (Robertson & Zaragoza's usual values).
@@ -52,13 +52,7 @@ lent AS (
     SELECT m.id AS memory_id, b.distance
     FROM best b
     JOIN memories_memory s ON s.id = b.memory_id
-    CROSS JOIN LATERAL (
-        SELECT p.id FROM memories_memory p
-        WHERE p.owner_id = s.owner_id AND p.written_by = s.written_by
-          AND (p.created_at, p.id) < (s.created_at, s.id) AND p.created_at >= s.created_at - %(window)s
-        ORDER BY p.created_at DESC, p.id DESC
-        LIMIT 1
-    ) predecessor
+    CROSS JOIN LATERAL ({predecessor}) predecessor
     JOIN memories_memory m ON m.id = predecessor.id
     WHERE b.distance < b.own_distance AND b.place <= %(limit)s {filters}
 ),
@@ -78,7 +72,7 @@ FROM scored
 JOIN memories_memory found ON found.id = scored.memory_id
 ORDER BY similarity DESC, scored.memory_id DESC
 LIMIT %(limit)s
-"""
+""".replace("{predecessor}", predecessor_sql("s", "id"))
 # Nearest chunks fetched per wanted memory: a long memory may hold several of the nearest chunks.
 CHUNKS_PER_MEMORY = 3
 # How far below its predecessor a memory ranks when both score by the same in-context reading.
