@@ -15,9 +15,11 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
+from django.http import HttpRequest
 from django.utils import timezone
 
-from accounts.models import ApiToken, TokenScope
+from accounts.activity import activity_record
+from accounts.models import ActivityAction, ApiToken, TokenScope
 from memories.exceptions import NotFound, ValidationError
 
 TOKEN_PREFIX = "gno_"
@@ -40,8 +42,16 @@ def _digest(secret: str) -> str:
     return hmac.new(settings.GNOSEM_TOKEN_SECRET.encode(), secret.encode(), hashlib.sha256).hexdigest()
 
 
+def _token_detail(token: ApiToken) -> dict[str, str]:
+    return {"name": token.name, "prefix": token.prefix, "scope": token.scope}
+
+
 @transaction.atomic
-def token_create(*, owner, name: str, scope: str) -> IssuedToken:
+def token_create(
+    *, owner, name: str, scope: str, request: HttpRequest | None = None, actor_token: ApiToken | None = None
+) -> IssuedToken:
+    """A new token for `owner`; `request` (a web page) or `actor_token` (an API call) say, for the
+    activity log, where it was made from (neither: the command line)."""
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise ValidationError("name", "give the token a name of 1-100 characters, like 'laptop claude code'.")
@@ -51,18 +61,55 @@ def token_create(*, owner, name: str, scope: str) -> IssuedToken:
     token = ApiToken.objects.create(
         owner=owner, name=name, scope=scope, prefix=secret[:LOOKUP_PREFIX_CHARS], digest=_digest(secret)
     )
+    activity_record(
+        owner=owner,
+        action=ActivityAction.TOKEN_CREATED,
+        token=actor_token,
+        detail=_token_detail(token),
+        request=request,
+    )
     return IssuedToken(token=token, secret=secret)
 
 
-def token_revoke(*, owner, token_id: int) -> ApiToken:
+def _revoke(token: ApiToken, *, request: HttpRequest | None, actor_token: ApiToken | None) -> ApiToken:
+    """Revoke `token` unless it already is; only an actual revocation is logged. The conditional
+    update makes two concurrent revocations log once."""
+    now = timezone.now()
+    if ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now):
+        token.revoked_at = now
+        activity_record(
+            owner=token.owner,
+            action=ActivityAction.TOKEN_REVOKED,
+            token=actor_token,
+            detail=_token_detail(token),
+            request=request,
+        )
+    return token
+
+
+@transaction.atomic
+def token_revoke(
+    *, owner, token_id: int, request: HttpRequest | None = None, actor_token: ApiToken | None = None
+) -> ApiToken:
     """Revoke one of the owner's tokens; it stops working on the next request."""
     token = ApiToken.objects.filter(owner=owner, pk=token_id).first()
     if token is None:
         raise NotFound(f"No token with id {token_id}.")
-    if token.revoked_at is None:
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at"])
-    return token
+    return _revoke(token, request=request, actor_token=actor_token)
+
+
+@transaction.atomic
+def token_revoke_by_prefix(*, prefix: str) -> ApiToken:
+    """Revoke the active token with this lookup prefix (the first 16 characters of a token, as the
+    command line takes it), whoever owns it; NotFound when there is none."""
+    token = (
+        ApiToken.objects.select_related("owner")
+        .filter(prefix=prefix[:LOOKUP_PREFIX_CHARS], revoked_at__isnull=True)
+        .first()
+    )
+    if token is None:
+        raise NotFound("No active token with that prefix.")
+    return _revoke(token, request=None, actor_token=None)
 
 
 def token_authenticate(secret: str | None) -> ApiToken | None:

@@ -6,4 +6,5 @@ urlpatterns = [
     path("tokens/", views.tokens, name="tokens"),
     path("tokens/<int:token_id>/revoke", views.token_revoke_view, name="token_revoke"),
     path("connect/", views.connect, name="connect"),
+    path("activity/", views.activity, name="activity"),
 ]

@@ -1,13 +1,16 @@
-"""Account pages beyond allauth's: API tokens and "connect a client". Views are thin: the token
-functions in accounts.tokens do the work."""
+"""Account pages beyond allauth's: API tokens, "connect a client" and the activity log. Views are
+thin: the token functions in accounts.tokens and the selectors in accounts.activity do the work."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.activity import activity_for_owner
 from accounts.connect import client_snippets
 from accounts.models import ApiToken, TokenScope
 from accounts.tokens import token_create, token_revoke
@@ -26,7 +29,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = {"name": request.POST.get("name", ""), "scope": request.POST.get("scope", "")}
         try:
-            issued = token_create(owner=request.user, name=form["name"], scope=form["scope"])
+            issued = token_create(owner=request.user, name=form["name"], scope=form["scope"], request=request)
         except ValidationError as error:
             context.update(error=str(error), form=form)
         else:
@@ -43,7 +46,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 @require_POST
 def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
     try:
-        token = token_revoke(owner=request.user, token_id=token_id)
+        token = token_revoke(owner=request.user, token_id=token_id, request=request)
     except NotFound:
         raise Http404("No such token.") from None
     messages.success(request, f"Token “{token.name}” is revoked; clients using it are refused from now on.")
@@ -58,4 +61,19 @@ def connect(request: HttpRequest) -> HttpResponse:
         request,
         "accounts/connect.html",
         {"mcp_url": _mcp_url(request), "snippets": client_snippets(mcp_url=_mcp_url(request), token=None)},
+    )
+
+
+ACTIVITY_PAGE_SIZE = 50
+
+
+@login_required
+@require_http_methods(["GET"])
+def activity(request: HttpRequest) -> HttpResponse:
+    """The user's own activity log, newest first, 50 a page."""
+    page = Paginator(activity_for_owner(request.user), ACTIVITY_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "accounts/activity.html",
+        {"page": page, "retention_days": settings.GNOSEM_ACTIVITY_RETENTION_DAYS},
     )

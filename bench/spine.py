@@ -107,6 +107,22 @@ def process(args: list[str], log: Path):
                 child.kill()
 
 
+def gunicorn_command(port: int) -> list[str]:
+    """The web server as production runs it (gunicorn with Gnosem's configuration), on loopback."""
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "gnosem.wsgi:application",
+        "-c",
+        str(BASE_DIR / "gnosem/gunicorn_conf.py"),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--access-logfile",
+        "/dev/null",
+    ]
+
+
 def wait_for_http(port: int, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -250,18 +266,7 @@ def main() -> None:
     token = token_create(owner=owners[0], name="bench", scope="write").secret
     port = free_port()
     rows = []
-    gunicorn = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "gnosem.wsgi:application",
-        "-c",
-        str(BASE_DIR / "gnosem/gunicorn_conf.py"),
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--access-logfile",
-        "/dev/null",
-    ]
+    gunicorn = gunicorn_command(port)
     with process(gunicorn, log_dir / "web.log"):
         wait_for_http(port)
         client = McpClient(port, token)

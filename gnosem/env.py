@@ -2,6 +2,7 @@
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -140,3 +141,38 @@ def persistent_secret(name: str, data_dir: Path) -> str:
         finally:
             os.unlink(handle.name)
     return path.read_text().strip()
+
+
+_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_REQUEST_RATE = re.compile(r"(\d+)/(\d*)([smhd])")
+
+
+@dataclass(frozen=True)
+class Rate:
+    """`count` requests per `seconds`."""
+
+    count: int
+    seconds: int
+
+    @property
+    def period(self) -> str:
+        """The period in words: "minute", "hour", "300 seconds"."""
+        names = {1: "second", 60: "minute", 3600: "hour", 86400: "day"}
+        return names.get(self.seconds, f"{self.seconds:,} seconds")
+
+    def __str__(self) -> str:
+        return f"{self.count:,} per {self.period}"
+
+
+def env_request_rate(name: str, default: str) -> Rate | None:
+    """A request rate like 600/m, 10/h or 100/5m (period in s, m, h or d); 0 means no limit (None)."""
+    value = (_raw(name) or default).strip()
+    if value == "0":
+        return None
+    match = _REQUEST_RATE.fullmatch(value)
+    if match is None or int(match[1]) == 0 or match[2] == "0":
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not a rate like 600/m, 10/h or 100/5m (requests / period in s, m, h or d); "
+            "0 turns the limit off."
+        )
+    return Rate(count=int(match[1]), seconds=int(match[2] or 1) * _PERIODS[match[3]])

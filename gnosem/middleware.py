@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 
 from memories.transfer import exceeds_import_limit, import_limit_description
 
@@ -25,7 +26,8 @@ class UploadSizeLimitMiddleware:
             return render(
                 request,
                 "upload_too_large.html",
-                {"limit": import_limit_description(), "back": request.path},
+                # A fixed page, not request.path: `//evil.example/...` is a path too, and a link off-site.
+                {"limit": import_limit_description(), "back": reverse("transfer")},
                 status=413,
             )
         return self.get_response(request)

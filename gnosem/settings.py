@@ -11,6 +11,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from gnosem.cache import cache_settings
 from gnosem.env import (
     env_bool,
     env_choice,
@@ -18,6 +19,7 @@ from gnosem.env import (
     env_int,
     env_list,
     env_rate_limit,
+    env_request_rate,
     env_str,
     env_url,
     persistent_secret,
@@ -31,7 +33,8 @@ GNOSEM_DATA_DIR.mkdir(parents=True, exist_ok=True)
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = persistent_secret("SECRET_KEY", GNOSEM_DATA_DIR)
 GNOSEM_TOKEN_SECRET = persistent_secret("GNOSEM_TOKEN_SECRET", GNOSEM_DATA_DIR)
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+# (The test client's "testserver" is added by Django's test set-up, never served by default.)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 # Behind a proxy that terminates TLS: trust its X-Forwarded-Proto, so that the URLs Gnosem shows
 # (the MCP URL on the Connect page) say https and the browser's cookies travel only over https.
 if env_bool("GNOSEM_BEHIND_HTTPS_PROXY", False):
@@ -95,8 +98,12 @@ if DATABASE_URL:
 
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
 else:
-    # gnosem.embedded_db starts PostgreSQL + pgvector under GNOSEM_DATA_DIR/postgres on first use.
-    DATABASES = {"default": {"ENGINE": "gnosem.embedded_db", "NAME": "gnosem", "CONN_MAX_AGE": 60}}
+    # gnosem.embedded_db starts PostgreSQL + pgvector under GNOSEM_DATA_DIR/postgres on first use
+    # (and again when a connection finds it stopped). Kept connections are checked before reuse, so
+    # the first query after a database restart does not fail on a dead connection.
+    DATABASES = {
+        "default": {"ENGINE": "gnosem.embedded_db", "NAME": "gnosem", "CONN_MAX_AGE": 60, "CONN_HEALTH_CHECKS": True}
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_url("REDIS_URL", ("redis", "rediss", "unix"))
@@ -133,8 +140,15 @@ GNOSEM_LLM_MAX_TOKENS = env_int("GNOSEM_LLM_MAX_TOKENS", 2048, minimum=16)
 GNOSEM_LLM_MAX_ATTEMPTS = env_int("GNOSEM_LLM_MAX_ATTEMPTS", 4, minimum=1, maximum=20)
 GNOSEM_LLM_RETRY_DELAY_SECONDS = env_float("GNOSEM_LLM_RETRY_DELAY_SECONDS", 30.0, minimum=0.0)
 
+# /healthz answers anyone with its status only; on: also what is degraded and install-wide counts
+# (for monitoring that cannot sign in). Staff signed in always see them.
+GNOSEM_HEALTHZ_DETAILS = env_bool("GNOSEM_HEALTHZ_DETAILS", False)
+
 # Indexing: memories pending longer than this are queued again by the periodic sweep.
 GNOSEM_REQUEUE_AFTER_SECONDS = env_int("GNOSEM_REQUEUE_AFTER_SECONDS", 300, minimum=10)
+# A worker's claim on memories it embeds; after it, they are presumed orphaned (the worker died) and
+# another worker takes them. Longer than the slowest batch takes.
+GNOSEM_INDEXING_LEASE_SECONDS = env_int("GNOSEM_INDEXING_LEASE_SECONDS", 300, minimum=10)
 GNOSEM_INDEXING_MAX_ATTEMPTS = env_int("GNOSEM_INDEXING_MAX_ATTEMPTS", 5, minimum=1, maximum=100)
 
 # Search: weights of each signal's normalised score in fusion, and the share of a memory's
@@ -159,11 +173,9 @@ GNOSEM_DIVERSITY = env_float("GNOSEM_DIVERSITY", 0.7, minimum=0.0, maximum=1.0)
 GNOSEM_OUTSIDE_TIME_WINDOW = env_float("GNOSEM_OUTSIDE_TIME_WINDOW", 0.5, minimum=0.0, maximum=1.0)
 
 # Caches: allauth counts log-in attempts here, so every web process on every host must see the
-# same counts: Redis when there is one, else a database table (`manage.py createcachetable`).
-if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
-else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "gnosem_cache"}}
+# same counts: Redis when there is one, else a database table (`manage.py createcachetable`). On
+# Redis, gnosem.cache fails open: sign-in keeps working, unthrottled, while Redis is down.
+CACHES = cache_settings(redis_url=REDIS_URL)
 
 # Accounts (django-allauth): e-mail address and password; the username is derived from the e-mail.
 AUTHENTICATION_BACKENDS = [
@@ -173,13 +185,29 @@ AUTHENTICATION_BACKENDS = [
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_UNIQUE_EMAIL = True
-ACCOUNT_EMAIL_VERIFICATION = env_choice("GNOSEM_EMAIL_VERIFICATION", "optional", ("none", "optional", "mandatory"))
+# Mandatory by default: nobody signs in before confirming the address from the mail (printed to the
+# console unless EMAIL_HOST is set), and confirming it in the browser that signed up signs them in.
+ACCOUNT_EMAIL_VERIFICATION = env_choice("GNOSEM_EMAIL_VERIFICATION", "mandatory", ("none", "optional", "mandatory"))
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_LOGIN_ON_PASSWORD_RESET = True
-# Failed log-ins are throttled per IP address and per account (allauth's rate limits, counted in
-# the cache); the other limits keep allauth's defaults.
+# Sign-up policy (accounts.adapter): open to anyone, by invitation link from staff, or closed.
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
+GNOSEM_SIGNUP = env_choice("GNOSEM_SIGNUP", "open", ("open", "invite", "closed"))
+# Sign-up, sign-in and password reset never say whether an address is registered. On sign-up this
+# needs mandatory verification (the default): an existing address then gets a mail instead of a
+# second account, and the visitor sees the same "confirm your address" page either way. With
+# `optional` a new account is signed in at once, so allauth must refuse a taken address in the form.
+ACCOUNT_PREVENT_ENUMERATION = True
+# Failed log-ins (the admin's too) are throttled per IP address and per account (allauth's rate
+# limits, counted in the cache), and so is sign-up; the other limits keep allauth's defaults.
 ACCOUNT_RATE_LIMITS = {
+    # "key" is the account *and* client address (accounts.adapter): strangers cannot lock an owner out.
     "login_failed": env_rate_limit("GNOSEM_LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
+    # Sign-up attempts (the form posted, whether it succeeds or not) per client address.
+    "signup": env_rate_limit("GNOSEM_SIGNUP_RATE_LIMIT", "20/h/ip"),
 }
+# Activity log (the Activity page): events older than this are deleted by a daily task.
+GNOSEM_ACTIVITY_RETENTION_DAYS = env_int("GNOSEM_ACTIVITY_RETENTION_DAYS", 90, minimum=1, maximum=36500)
 # Proxies in front that append to X-Forwarded-For: the throttle then counts per client address
 # rather than per proxy. 0 (no proxy) uses the connection's address.
 ALLAUTH_TRUSTED_PROXY_COUNT = env_int("GNOSEM_TRUSTED_PROXY_COUNT", 0, minimum=0, maximum=10)
@@ -203,13 +231,24 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Gnosem <gnosem@localhost>")
 # Export / import: uploads larger than this are refused before they are read.
 GNOSEM_IMPORT_MAX_BYTES = env_int("GNOSEM_IMPORT_MAX_BYTES", 64 * 1024 * 1024, minimum=1024)
 
+# Fair shares (memories.ratelimit, memories.quotas): requests per API token (MCP and REST together),
+# imports per user (page and REST; the command is not limited), and the quota given to each new
+# sign-up (0 = unlimited; accounts the operator creates have none). Counted in PostgreSQL, so every
+# web process on every host sees the same counts.
+GNOSEM_TOKEN_RATE_LIMIT = env_request_rate("GNOSEM_TOKEN_RATE_LIMIT", "600/m")
+GNOSEM_IMPORT_RATE_LIMIT = env_request_rate("GNOSEM_IMPORT_RATE_LIMIT", "10/h")
+GNOSEM_SIGNUP_MAX_MEMORIES = env_int("GNOSEM_SIGNUP_MAX_MEMORIES", 0, minimum=0)
+GNOSEM_SIGNUP_MAX_CHARS = env_int("GNOSEM_SIGNUP_MAX_CHARS", 0, minimum=0)
+GNOSEM_SIGNUP_MAX_TOKENS = env_int("GNOSEM_SIGNUP_MAX_TOKENS", 0, minimum=0)
+
 # REST API (/api/v1/): API tokens only, JSON in and out, errors as {"error": {...}}.
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["memories.api.authentication.ApiTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["memories.api.authentication.TokenScopePermission"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memories.api.parsers.JsonBodyParser"],
     "EXCEPTION_HANDLER": "memories.api.errors.api_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["memories.api.throttles.TokenRateThrottle"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }

@@ -6,4 +6,4 @@ class MemoriesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from memories import tasks  # noqa: F401  (registers the huey tasks)
+        from memories import signals, tasks  # noqa: F401  (connects the receivers, registers the huey tasks)

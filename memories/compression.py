@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import QuerySet
 from django.db.models.functions import Length
 from django.utils import timezone
@@ -90,10 +89,9 @@ def enqueue_compression(memory: Memory) -> None:
     """Queue the memory for compression once the current transaction commits, if it waits for it."""
     if memory.compression_status != CompressionStatus.PENDING:
         return
-    from memories.tasks import compress_memory_task
+    from memories.tasks import compress_memory_task, enqueue_on_commit
 
-    memory_id = memory.pk
-    transaction.on_commit(lambda: compress_memory_task(memory_id))
+    enqueue_on_commit(compress_memory_task, memory.pk)
 
 
 def guard(content: str, answer: str) -> Outcome:

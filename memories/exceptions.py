@@ -20,3 +20,8 @@ class NotFound(GnosemError):
 
 class PermissionDenied(GnosemError):
     """The credential does not allow this operation (a read token calling a write tool)."""
+
+
+class QuotaExceeded(GnosemError):
+    """The write would take the owner past a limit of their quota (memories.quotas); the message
+    states the limit and the usage."""

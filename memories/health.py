@@ -1,12 +1,26 @@
-"""State of the indexing queue and of the embedding model, for /healthz and operators."""
+"""What /healthz reports: the database, the queue, the worker's heartbeat and the embedding model.
 
+Anyone may ask whether the server is up (`status` only); the details (install-wide counts, what is
+degraded and why) are for staff, or for everyone when GNOSEM_HEALTHZ_DETAILS is on (monitoring).
+"""
+
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
 from django.db.models import Count, Min, Q
+from django.http import HttpRequest
 from django.utils import timezone
 from huey.contrib.djhuey import HUEY
 
 from memories.embedding import configured_model_name
 from memories.models import IndexingStatus, Memory
 from memories.vectors import serving_model_name
+
+# Consumers beat every minute (memories.tasks.worker_heartbeat_task) and when they start; three
+# missed beats mean no consumer is taking tasks from this queue.
+HEARTBEAT_STALE_SECONDS = 180
 
 
 def queue_state() -> dict:
@@ -35,3 +49,69 @@ def embedding_state() -> dict:
     """Whether GNOSEM_EMBEDDING_MODEL differs from the model search still uses: then
     `manage.py reembedmemories` has to run (model names stay out: they may be local paths)."""
     return {"reembedding_needed": serving_model_name() != configured_model_name()}
+
+
+def _heartbeat_key() -> str:
+    return f"gnosem:worker-heartbeat:{HUEY.name}"
+
+
+def worker_heartbeat_record() -> None:
+    """A consumer of this queue is alive and running tasks (kept in the cache every web process
+    shares: Redis, or the database's cache table)."""
+    cache.set(_heartbeat_key(), time.time(), timeout=None)
+
+
+def worker_state() -> dict:
+    """When a consumer last beat, and whether that is recent enough."""
+    if HUEY.immediate:
+        return {"status": "ok", "last_heartbeat_seconds": None}  # tasks run in the web process itself
+    try:
+        beat = cache.get(_heartbeat_key())
+    except Exception as exc:
+        return {"status": f"error: {type(exc).__name__}", "last_heartbeat_seconds": None}
+    if beat is None:
+        return {
+            "status": "no heartbeat yet: is a consumer (manage.py run_huey) running?",
+            "last_heartbeat_seconds": None,
+        }
+    age = max(0.0, time.time() - beat)
+    status = "ok" if age <= HEARTBEAT_STALE_SECONDS else f"no heartbeat for {age:.0f} s"
+    return {"status": status, "last_heartbeat_seconds": round(age, 1)}
+
+
+def health_report() -> dict:
+    """`status` is ok, degraded (the queue or the worker has a problem: writes are kept, indexing
+    waits) or unavailable (the database cannot be reached); `problems` says what is degraded."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        queue = queue_state()
+    except Exception as exc:  # connection refused, embedded server failing to start, ...
+        return {"status": "unavailable", "problems": [f"database: error: {type(exc).__name__}"]}
+    worker = worker_state()
+    problems = []
+    if queue["backend"].startswith("error"):
+        problems.append(f"queue: {queue['backend']}")
+    if worker["status"] != "ok":
+        problems.append(f"worker: {worker['status']}")
+    return {
+        "status": "degraded" if problems else "ok",
+        "problems": problems,
+        "database": "ok",
+        "queue": queue,
+        "worker": worker,
+        "embedding": embedding_state(),
+    }
+
+
+def details_visible_to(request: HttpRequest, report: dict) -> bool:
+    """Staff signed in, or everyone with GNOSEM_HEALTHZ_DETAILS (who is signed in is only known
+    while the database answers)."""
+    if settings.GNOSEM_HEALTHZ_DETAILS:
+        return True
+    if report["status"] == "unavailable":
+        return False
+    try:
+        return bool(request.user.is_authenticated and request.user.is_staff)
+    except Exception:
+        return False

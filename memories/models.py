@@ -64,7 +64,9 @@ class TsvectorTokenCount(Func):
 
 
 class Memory(models.Model):
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    # Unique per owner, not across owners: an import keeps every id its owner does not already
+    # use, so nothing in its outcome depends on (or reveals) other users' memories.
+    public_id = models.UUIDField(default=uuid.uuid4, db_index=True, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories")
     content = models.TextField()
     # NULL, not "": "no compressed form" must differ from an (impossible) empty one.
@@ -108,6 +110,12 @@ class Memory(models.Model):
         indexes = [
             models.Index(fields=["owner", "-created_at", "-id"], name="memory_owner_newest"),
             models.Index(fields=["indexing_status", "indexing_queued_at"], name="memory_indexing_queue"),
+            # The indexing claim serves owners in turn (services._CLAIM_SQL): who waits, and each one's queue.
+            models.Index(
+                fields=["owner", "indexing_queued_at", "id"],
+                condition=Q(indexing_status="pending"),
+                name="memory_pending_by_owner",
+            ),
             models.Index(
                 fields=["compression_due_at"], condition=Q(compression_status="pending"), name="memory_compression_due"
             ),
@@ -116,6 +124,7 @@ class Memory(models.Model):
             GinIndex(fields=["tags"], name="memory_tags"),
         ]
         constraints = [
+            models.UniqueConstraint(fields=["owner", "public_id"], name="memory_public_id_unique_per_owner"),
             models.CheckConstraint(condition=GreaterThan(Length(Trim("content")), 0), name="memory_content_not_blank"),
             models.CheckConstraint(
                 condition=LessThanOrEqual(Length("content"), MAX_CONTENT_CHARS), name="memory_content_size"
@@ -215,3 +224,36 @@ class OwnerCorpusStatistic(models.Model):
 
     def __str__(self) -> str:
         return f"owner {self.owner_id}: {self.documents} memories"
+
+
+class Quota(models.Model):
+    """How much one user may store (memories.quotas). No row, or an empty limit, means unlimited:
+    accounts the operator creates have none; sign-ups get GNOSEM_SIGNUP_MAX_* (editable in the admin)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    max_memories = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
+    max_chars = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Total characters of raw content. Empty: unlimited."
+    )
+    max_tokens = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Total estimated tokens, ceil(characters / 4) per memory. Empty: unlimited."
+    )
+
+    def __str__(self) -> str:
+        return f"quota of user {self.user_id}"
+
+
+class RateCounter(models.Model):
+    """One rate-limited subject (a token, a user's imports): its theoretical arrival time in epoch
+    seconds, the generic cell rate algorithm's single number (memories.ratelimit). The table is
+    UNLOGGED (migration 0009): counts are disposable, and skipping the write-ahead log keeps the
+    per-request update cheap."""
+
+    key = models.CharField(max_length=100, primary_key=True)
+    tat = models.FloatField()
+
+    class Meta:
+        db_table = "memories_rate_counter"
+
+    def __str__(self) -> str:
+        return self.key

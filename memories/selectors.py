@@ -5,7 +5,7 @@ import binascii
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from django.db.models import Case, Count, F, Q, QuerySet, Sum, When
 from django.db.models.functions import Coalesce, TruncDate
@@ -62,15 +62,35 @@ def _encode_cursor(memory: Memory) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+_MAX_CURSOR_CHARS = 200  # a real cursor is about 60
+
+
 def _decode_cursor(cursor: str) -> tuple[datetime, int]:
+    """The (created_at, id) a cursor holds. Cursors come back from clients: anything but a
+    position written the way _encode_cursor writes it is refused before it reaches a query."""
+    invalid = ValidationError(
+        "cursor", "is not a cursor from a previous memory_list call; omit it to start at the newest."
+    )
+    if not isinstance(cursor, str) or len(cursor) > _MAX_CURSOR_CHARS:
+        raise invalid
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        created_at, pk = json.loads(raw)
-        return datetime.fromisoformat(created_at), int(pk)
-    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, OverflowError):
-        raise ValidationError(
-            "cursor", "is not a cursor from a previous memory_list call; omit it to start at the newest."
-        ) from None
+        position = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        text, pk = position
+        created_at = datetime.fromisoformat(text)
+    except (binascii.Error, ValueError, TypeError, RecursionError):
+        raise invalid from None
+    # fromisoformat stops at a NUL; only the exact text _encode_cursor wrote is a position.
+    if not isinstance(position, list) or created_at.isoformat() != text:
+        raise invalid
+    if isinstance(pk, bool) or not isinstance(pk, int):  # an id out of bigint's range just matches nothing
+        raise invalid
+    if timezone.is_naive(created_at):
+        return timezone.make_aware(created_at, UTC), pk
+    try:
+        # In UTC: PostgreSQL refuses offsets over 15:59 that Python accepts (up to 23:59).
+        return created_at.astimezone(UTC), pk
+    except OverflowError:  # beyond year 1 or 9999 once in UTC
+        raise invalid from None
 
 
 def memory_list(*, owner, filters: MemoryFilters, limit: int, cursor: str | None = None) -> MemoryPage:

@@ -3,6 +3,7 @@
 import hashlib
 import logging
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -11,15 +12,19 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from memories import vectors
+from memories.chunking import Span
 from memories.compression import enqueue_compression, reset_compression
+from memories.exceptions import ValidationError
 from memories.models import Chunk, IndexingStatus, Memory, OwnerTermStatistic
+from memories.quotas import quota_check, token_estimate
+from memories.search.context import context_readers, context_readers_of_inserted, embedding_pieces, sequence_neighbours
 from memories.selectors import memory_get
 from memories.validation import clean_content, clean_tags, clean_written_by
 
 logger = logging.getLogger(__name__)
 
 # A claimed memory is left alone by other workers this long; after it, the worker is presumed dead.
-INDEXING_LEASE = timedelta(minutes=5)
+INDEXING_LEASE = timedelta(seconds=settings.GNOSEM_INDEXING_LEASE_SECONDS)
 # A worker claims this many model batches at once when that many wait: the model then sorts the
 # whole claim by length (less padding) and the database writes are shared by more memories.
 CLAIM_BATCHES = 4
@@ -27,9 +32,9 @@ CLAIM_BATCHES = 4
 
 def enqueue_indexing(memory_ids: list[int]) -> None:
     """Queue these memories for embedding once the current transaction commits."""
-    from memories.tasks import embed_memories_task
+    from memories.tasks import embed_memories_task, enqueue_on_commit
 
-    transaction.on_commit(lambda: embed_memories_task(memory_ids))
+    enqueue_on_commit(embed_memories_task, memory_ids)
 
 
 @transaction.atomic
@@ -43,6 +48,7 @@ def memory_write(
 ) -> Memory:
     """Validate and store a memory; it is embedded in the background once the transaction commits."""
     content = clean_content(content)
+    quota_check(owner=owner, memories=1, characters=len(content), tokens=token_estimate(content))
     now = timezone.now()
     memory = Memory(
         owner=owner,
@@ -57,6 +63,8 @@ def memory_write(
     memory.save(force_insert=True)
     enqueue_indexing([memory.pk])
     enqueue_compression(memory)
+    # Dated before a memory already written (an earlier `created_at`), it is that one's context now.
+    _reread_in_context(context_readers([memory.pk]), forget=False)
     return memory
 
 
@@ -65,13 +73,34 @@ def memory_update(
     *, owner, public_id: uuid.UUID, content: object = None, tags: object = None, written_by: object = None
 ) -> Memory:
     """Change a memory's content, tags or client. New content is re-embedded; the old vectors
-    keep serving searches until the new ones are stored."""
+    keep serving searches until the new ones are stored. A new text or client also changes what
+    the next memory of its sequence reads in context: that one's in-context reading is dropped at
+    once and it is re-embedded too (so is this one, when a new client gives it another predecessor)."""
+    if content is None and tags is None and written_by is None:
+        raise ValidationError("content", "nothing to change: give at least one of content, tags or written_by.")
     memory = memory_get(owner=owner, public_id=public_id)
+    written_by = None if written_by is None else clean_written_by(written_by)
+    moves = written_by is not None and written_by != memory.written_by
+    readers: list[int] = []
+    if content is not None or moves:
+        # The memories that read this one in context (its successor, and under a new client the
+        # successor there) are re-embedded with it; locked with it in id order, as a worker
+        # storing vectors locks them, so that neither waits for the other in a cycle.
+        readers = context_readers([memory.pk]) + (context_readers([memory.pk], written_by=written_by) if moves else [])
+        _lock_in_order([memory.pk, *readers])
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    previous_before = sequence_neighbours(owner.pk, [memory.pk])[memory.pk][0] if moves else None
+    rereading = moves
     now = timezone.now()
     if content is not None:
         content = clean_content(content)
         if content != memory.content:
+            rereading = True
+            quota_check(
+                owner=owner,
+                characters=len(content) - len(memory.content),
+                tokens=token_estimate(content) - token_estimate(memory.content),
+            )
             memory.content = content
             reset_compression(memory, now)
             memory.indexing_status = IndexingStatus.PENDING
@@ -86,41 +115,145 @@ def memory_update(
     if tags is not None:
         memory.tags = clean_tags(tags)
     if written_by is not None:
-        memory.written_by = clean_written_by(written_by)
+        memory.written_by = written_by
     memory.updated_at = now
     memory.save()
+    if moves and sequence_neighbours(owner.pk, [memory.pk])[memory.pk][0] != previous_before:
+        readers.append(memory.pk)  # under its new client it is read after another memory (or none)
+    if rereading:
+        _reread_in_context(readers, forget=True)
     memory.refresh_from_db()  # generated columns (token estimates) follow the new content
     return memory
 
 
 @transaction.atomic
 def memory_delete(*, owner, public_id: uuid.UUID) -> None:
-    memory_get(owner=owner, public_id=public_id).delete()
+    """Delete a memory with its vectors. What was read in its context goes with it: the memory
+    written after it loses its in-context reading at once and is embedded again without it."""
+    memory = memory_get(owner=owner, public_id=public_id)
+    readers = context_readers([memory.pk])
+    _lock_in_order([memory.pk, *readers])
+    Memory.objects.filter(pk=memory.pk).delete()
+    _reread_in_context(readers, forget=True)
+
+
+def _lock_in_order(memory_ids: list[int]) -> None:
+    """Lock these memories' rows in id order (the order `_store_chunks` locks in)."""
+    list(Memory.objects.select_for_update().filter(pk__in=memory_ids).order_by("pk").values_list("pk", flat=True))
+
+
+_REREAD_SQL = """
+    UPDATE memories_memory
+    SET indexing_status = 'pending', indexing_error = '', indexing_attempts = 0,
+        indexing_queued_at = clock_timestamp(), indexing_lease_until = NULL
+    WHERE id IN (SELECT id FROM memories_memory WHERE id = ANY(%s) ORDER BY id FOR UPDATE)
+    RETURNING id
+"""
+
+
+def _reread_in_context(memory_ids: list[int], *, forget: bool) -> None:
+    """Queue these memories to be embedded again, because what they read in context changed.
+    With `forget`, their in-context readings (chunks at position > 0 from offset 0; their own
+    chunks stay) stop matching at once: what they read was deleted or changed.
+
+    Their lease is dropped, so the queued task need not wait for a worker embedding the old
+    reading; that worker stores nothing for them (`_store_chunks` compares the readings)."""
+    if not memory_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_REREAD_SQL, [sorted(set(memory_ids))])
+        requeued = [row[0] for row in cursor.fetchall()]
+    if forget:
+        Chunk.objects.filter(memory_id__in=requeued, position__gt=0, start=0).delete()
+    enqueue_indexing(requeued)
+
+
+def memories_reread_after_import(*, owner, memories: list[Memory]) -> int:
+    """After importing these (saved) memories of `owner`: queue the owner's embedded memories that
+    now read one of them in context (an imported memory is dated just before theirs) to be embedded
+    again. Returns how many."""
+    if not memories:
+        return 0
+    readers = context_readers_of_inserted(
+        owner.pk,
+        [memory.pk for memory in memories],
+        min(memory.created_at for memory in memories),
+        max(memory.created_at for memory in memories),
+    )
+    _reread_in_context(readers, forget=False)
+    return len(readers)
+
+
+# Owners are served in turn: each waiting owner's oldest pending memory comes before anyone's
+# second, so one owner's large import does not hold back another owner's new memory. The owners
+# with pending memories are found by a loose index scan (one probe per owner) of the partial index
+# memory_pending_by_owner, ordered by all its columns so that no other index fits; at most `limit`
+# of them (the longest waiting) and `limit` memories of each are ranked. The locking SELECT sits in
+# a MATERIALIZED CTE: as an `IN (subquery)` the planner may rescan it, and with SKIP LOCKED each
+# rescan can pick other rows, claiming more than `limit`.
+_CLAIM_SQL = """
+    WITH RECURSIVE waiting_owners AS (
+        (
+            SELECT owner_id FROM memories_memory WHERE indexing_status = 'pending'
+            ORDER BY owner_id, indexing_queued_at, id LIMIT 1
+        )
+        UNION ALL
+        SELECT (
+            SELECT m.owner_id FROM memories_memory m
+            WHERE m.indexing_status = 'pending' AND m.owner_id > w.owner_id
+            ORDER BY m.owner_id, m.indexing_queued_at, m.id LIMIT 1
+        )
+        FROM waiting_owners w WHERE w.owner_id IS NOT NULL
+    ),
+    first_in_line AS MATERIALIZED (
+        SELECT w.owner_id, oldest.indexing_queued_at
+        FROM waiting_owners w
+        CROSS JOIN LATERAL (
+            SELECT m.indexing_queued_at FROM memories_memory m
+            WHERE m.owner_id = w.owner_id AND m.indexing_status = 'pending'
+              AND (m.indexing_lease_until IS NULL OR m.indexing_lease_until < now())
+            ORDER BY m.indexing_queued_at, m.id LIMIT 1
+        ) oldest
+        ORDER BY oldest.indexing_queued_at LIMIT %(limit)s
+    ),
+    candidates AS MATERIALIZED (
+        SELECT id, min(turn) AS turn FROM (
+            SELECT %(first)s::bigint AS id, 0::bigint AS turn
+            UNION ALL
+            SELECT queue.id, queue.turn
+            FROM first_in_line f
+            CROSS JOIN LATERAL (
+                SELECT m.id, row_number() OVER (ORDER BY m.indexing_queued_at, m.id) AS turn
+                FROM memories_memory m
+                WHERE m.owner_id = f.owner_id AND m.indexing_status = 'pending'
+                  AND (m.indexing_lease_until IS NULL OR m.indexing_lease_until < now())
+                ORDER BY m.indexing_queued_at, m.id LIMIT %(limit)s
+            ) queue
+        ) ranked
+        GROUP BY id
+    ),
+    claimable AS MATERIALIZED (
+        SELECT m.id FROM memories_memory m JOIN candidates c ON c.id = m.id
+        WHERE m.indexing_status = 'pending' AND (m.indexing_lease_until IS NULL OR m.indexing_lease_until < now())
+        ORDER BY c.turn, m.indexing_queued_at, m.id
+        LIMIT %(limit)s
+        FOR UPDATE OF m SKIP LOCKED
+    )
+    UPDATE memories_memory AS m SET indexing_lease_until = now() + %(lease)s
+    FROM claimable WHERE m.id = claimable.id
+    RETURNING m.id
+"""
 
 
 def _claim_for_indexing(first_id: int | None, limit: int) -> list[Memory]:
-    """Claim up to `limit` pending memories (`first_id` first), skipping rows another worker holds.
+    """Claim up to `limit` pending memories (`first_id` first, then the waiting owners' in turn),
+    skipping rows another worker holds.
 
     A conditional UPDATE, not a lock held while embedding: a worker that dies leaves a lease that
     simply expires.
     """
-    # The locking SELECT sits in a MATERIALIZED CTE: as an `IN (subquery)` the planner may rescan
-    # it, and with SKIP LOCKED each rescan can pick other rows, claiming more than `limit`.
-    sql = """
-        WITH claimable AS MATERIALIZED (
-            SELECT id FROM memories_memory
-            WHERE indexing_status = 'pending'
-              AND (indexing_lease_until IS NULL OR indexing_lease_until < now())
-            ORDER BY (id = %s) DESC, indexing_queued_at
-            LIMIT %s
-            FOR UPDATE SKIP LOCKED
-        )
-        UPDATE memories_memory AS m SET indexing_lease_until = now() + %s
-        FROM claimable WHERE m.id = claimable.id
-        RETURNING m.id
-    """
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql, [first_id or 0, limit, INDEXING_LEASE])
+        cursor.execute(_CLAIM_SQL, {"first": first_id or 0, "limit": limit, "lease": INDEXING_LEASE})
         ids = [row[0] for row in cursor.fetchall()]
     return list(Memory.objects.filter(pk__in=ids).only("id", "owner_id", "content"))
 
@@ -144,11 +277,37 @@ def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> i
     if not claimed:
         return 0
     try:
-        chunks = vectors.embed_memories(claimed, vectors.indexing_embedders())
-        return _store_chunks(claimed, chunks)
+        return _embed_and_store(claimed)
     except Exception as exc:
-        _record_indexing_failure(claimed, exc)
-        raise
+        if len(claimed) == 1:
+            _record_indexing_failure(claimed, exc)
+            raise
+        logger.warning(
+            "embedding %d memories failed (%s: %s); embedding them one at a time", len(claimed), type(exc).__name__, exc
+        )
+    return _index_one_at_a_time(claimed)
+
+
+def _index_one_at_a_time(memories: list[Memory]) -> int:
+    """After a batch failed: embed its memories one by one, so that only those that fail alone
+    spend an attempt, not the other owners' memories that shared the batch. Raises the last
+    failure (the task is retried) once the others are stored."""
+    indexed, failure = 0, None
+    for memory in memories:
+        try:
+            indexed += _embed_and_store([memory])
+        except Exception as exc:
+            _record_indexing_failure([memory], exc)
+            failure = exc
+    if failure is not None:
+        raise failure
+    return indexed
+
+
+def _embed_and_store(memories: list[Memory]) -> int:
+    pieces = embedding_pieces(memories)
+    chunks = vectors.embed_memories(memories, vectors.indexing_embedders(), pieces)
+    return _store_chunks(memories, chunks, pieces)
 
 
 _MARK_INDEXED_SQL = """
@@ -161,15 +320,21 @@ _MARK_INDEXED_SQL = """
 
 
 @transaction.atomic
-def _store_chunks(memories: list[Memory], chunks: list[Chunk]) -> int:
-    """Replace the chunks of each memory whose content is still what was embedded; one
-    transaction for the batch. Returns how many memories were indexed."""
+def _store_chunks(memories: list[Memory], chunks: list[Chunk], pieces: dict[int, list[tuple[Span, str]]]) -> int:
+    """Replace the chunks of each memory whose content and in-context reading are still what was
+    embedded (`pieces`); one transaction for the batch. Returns how many memories were indexed."""
     vectors.check_serving_model_among(chunks)
-    digests = [hashlib.md5(memory.content.encode()).hexdigest() for memory in memories]
+    # Locked first, in id order: a deletion or edit that changes what these memories read in
+    # context (it locks them too, `_reread_in_context`) has committed, or waits for this one.
+    _lock_in_order([memory.pk for memory in memories])
+    current = embedding_pieces(memories)
+    unchanged = [memory for memory in memories if current[memory.pk] == pieces[memory.pk]]
+    digests = [hashlib.md5(memory.content.encode()).hexdigest() for memory in unchanged]
     with connection.cursor() as cursor:
-        cursor.execute(_MARK_INDEXED_SQL, [[memory.pk for memory in memories], digests])
+        cursor.execute(_MARK_INDEXED_SQL, [[memory.pk for memory in unchanged], digests])
         indexed = {row[0] for row in cursor.fetchall()}
-    # The others were edited or deleted while we embedded: the newer task will index them.
+    # The others were edited or deleted while we embedded, or what they read in context was:
+    # the task their change queued will index them.
     Chunk.objects.filter(memory_id__in=indexed).delete()
     Chunk.objects.bulk_create(chunk for chunk in chunks if chunk.memory_id in indexed)
     return len(indexed)
@@ -190,6 +355,45 @@ def _record_indexing_failure(memories: list[Memory], exc: Exception) -> None:
             default=F("indexing_status"),
         ),
     )
+
+
+_RETRY_FAILED_SQL = """
+    WITH failed AS MATERIALIZED (
+        SELECT id FROM memories_memory
+        WHERE indexing_status = 'failed' AND (%(owner)s::bigint IS NULL OR owner_id = %(owner)s)
+        ORDER BY id LIMIT %(limit)s
+        FOR UPDATE SKIP LOCKED
+    )
+    UPDATE memories_memory AS m
+    SET indexing_status = 'pending', indexing_attempts = 0, indexing_error = '',
+        indexing_queued_at = clock_timestamp(), indexing_lease_until = NULL
+    FROM failed WHERE m.id = failed.id
+    RETURNING m.id
+"""
+
+
+def memories_failed_count(*, owner=None) -> int:
+    """How many memories (of `owner`, or everyone's) failed to be embedded."""
+    memories = Memory.objects.filter(indexing_status=IndexingStatus.FAILED)
+    return (memories if owner is None else memories.filter(owner=owner)).count()
+
+
+def memories_retry_failed(*, owner=None, progress: Callable[[int], None] | None = None) -> int:
+    """Give the memories that failed to be embedded (of `owner`, or everyone's) a fresh start:
+    pending, no attempts spent, queued now. A transaction per batch; `progress(n)` after each.
+    Returns how many were queued."""
+    batch = settings.GNOSEM_EMBEDDING_BATCH_SIZE * CLAIM_BATCHES
+    queued = 0
+    while True:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_RETRY_FAILED_SQL, {"owner": owner.pk if owner is not None else None, "limit": batch})
+            ids = [row[0] for row in cursor.fetchall()]
+            if not ids:
+                return queued
+            enqueue_indexing(ids)
+        queued += len(ids)
+        if progress:
+            progress(len(ids))
 
 
 def memories_requeue_stale() -> list[int]:

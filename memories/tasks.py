@@ -4,10 +4,12 @@ import logging
 import threading
 
 from django.conf import settings
+from django.db import transaction
 from huey import crontab
+from huey.api import TaskWrapper
 from huey.contrib.djhuey import db_periodic_task, db_task, on_startup
 
-from memories import compression, services, vectors
+from memories import compression, health, services, vectors
 
 logger = logging.getLogger(__name__)
 
@@ -18,6 +20,28 @@ COMPRESSION_SLOTS = max(1, settings.HUEY["consumer"]["workers"] - 1)
 _compression_slots = threading.BoundedSemaphore(COMPRESSION_SLOTS)
 # A compression that finds every slot taken tries again this much later.
 BUSY_RETRY_SECONDS = 5
+
+
+def enqueue_on_commit(task: TaskWrapper, *args: object) -> None:
+    """Send `task(*args)` to the queue once the current transaction commits.
+
+    The write is stored by then: a queue that cannot be reached (Redis stopped, restarting) must not
+    turn it into an error, or the client retries and stores it twice. The memory stays pending, and
+    requeue_stale_memories_task sends it again once the queue answers.
+    """
+
+    def send() -> None:
+        try:
+            task(*args)
+        except Exception as exc:
+            logger.warning(
+                "could not queue %s (%s: %s); the memory is stored and waits for the re-queue sweep",
+                task.func.__name__,
+                type(exc).__name__,
+                exc,
+            )
+
+    transaction.on_commit(send)
 
 
 @on_startup()
@@ -77,3 +101,15 @@ def requeue_stale_memories_task() -> int:
 def prune_term_statistics_task() -> int:
     """Hourly: drop the statistics of terms that left every memory."""
     return services.term_statistics_prune()
+
+
+@on_startup()
+def record_consumer_start() -> None:
+    """A consumer that just started (its models loaded) counts as a heartbeat for /healthz."""
+    health.worker_heartbeat_record()
+
+
+@db_periodic_task(crontab(minute="*"))
+def worker_heartbeat_task() -> None:
+    """Every minute, through the queue: tell /healthz a consumer of this queue takes tasks."""
+    health.worker_heartbeat_record()

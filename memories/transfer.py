@@ -7,9 +7,12 @@ The document (`FORMAT`, version `VERSION`):
                    "written_by", "created_at", "updated_at"}, ...]}
 
 Import validates the whole document before writing anything, then writes everything in one
-transaction (all or nothing). It keeps timestamps and, where no memory anywhere has it yet, the
-id; it skips exact duplicates (same content and creation time as a memory the owner already has,
-or as an earlier entry of the file). Imported memories are embedded again in the background.
+transaction (all or nothing). It keeps timestamps and, where the owner has no memory with it yet,
+the id (ids are unique per owner: nothing in an import's outcome depends on other users' data); it
+skips exact duplicates (same content and creation time as a memory the owner already has, or as an
+earlier entry of the file). A compressed form is kept only if it passes the guard a model's answer
+must pass (assistants read it in place of the text); otherwise it is dropped and the memory's
+compression decided afresh. Imported memories are embedded again in the background.
 """
 
 import hashlib
@@ -21,15 +24,17 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models.functions import MD5
 from django.utils import timezone
 
-from memories.compression import enqueue_compression, reset_compression
+from memories.compression import enqueue_compression, guard, reset_compression
 from memories.exceptions import ValidationError
 from memories.models import MAX_CONTENT_CHARS, CompressionStatus, IndexingStatus, Memory
+from memories.quotas import quota_check, token_estimate
 from memories.selectors import memories_of
-from memories.services import CLAIM_BATCHES, enqueue_indexing
+from memories.services import CLAIM_BATCHES, enqueue_indexing, memories_reread_after_import
 from memories.validation import clean_content, clean_datetime, clean_tags, clean_written_by
 
 FORMAT = "gnosem-export"
@@ -105,21 +110,34 @@ def export_chunks(owner, *, progress: Callable[[int], None] | None = None) -> It
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What an import did: `imported` new memories, `duplicates` skipped, and how many of the
-    imported ones got a new id because theirs was already taken."""
+    """What an import did: `imported` new memories, `duplicates` skipped, how many of the imported
+    ones got a new id because the owner already had theirs, and how many compressed forms were
+    dropped for failing the guard."""
 
     imported: int
     duplicates: int
     new_ids: int
+    compressed_dropped: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {"imported": self.imported, "duplicates": self.duplicates, "new_ids": self.new_ids}
+        return {
+            "imported": self.imported,
+            "duplicates": self.duplicates,
+            "new_ids": self.new_ids,
+            "compressed_dropped": self.compressed_dropped,
+        }
 
     def __str__(self) -> str:
         return (
             f"{self.imported} memor{'y' if self.imported == 1 else 'ies'} imported, "
             f"{self.duplicates} duplicate{'' if self.duplicates == 1 else 's'} skipped"
             + (f", {self.new_ids} given new ids" if self.new_ids else "")
+            + (
+                f", {self.compressed_dropped} compressed form{'' if self.compressed_dropped == 1 else 's'} "
+                "dropped (not one line of KEY=value facts shorter than the text)"
+                if self.compressed_dropped
+                else ""
+            )
             + "."
         )
 
@@ -139,6 +157,10 @@ def parse_document(data: bytes | str) -> dict[str, Any]:
         raise ValidationError(
             "file", f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
         ) from None
+    except RecursionError:  # the parser recurses per level: thousands of nested [ or {
+        raise ValidationError(
+            "file", "is nested too deeply to be a Gnosem export; upload the .json file a Gnosem export produced."
+        ) from None
     return document
 
 
@@ -146,16 +168,35 @@ def parse_document(data: bytes | str) -> dict[str, Any]:
 class _Entry:
     public_id: uuid.UUID | None
     content: str
-    content_optimized: str | None
+    content_optimized: str | None  # None also when the file's form failed the guard
     compression_status: str
     tags: list[str]
     written_by: str
     created_at: datetime
     updated_at: datetime
+    compressed_dropped: bool = False
 
     @property
     def key(self) -> tuple[str, datetime]:
         return hashlib.md5(self.content.encode()).hexdigest(), self.created_at
+
+
+def _check_storable_text(item: dict[str, Any]) -> None:
+    """PostgreSQL stores no NUL character and no lone surrogate (JSON can spell both, as a
+    backslash-u 0000 or d800 escape): name the field that holds one instead of failing at the insert."""
+    for field in MEMORY_FIELDS:
+        value = item.get(field)
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            if "\x00" in text:
+                raise ValidationError(field, "must not contain NUL characters (\\u0000).")
+            try:
+                text.encode()
+            except UnicodeEncodeError:
+                raise ValidationError(
+                    field, "contains a lone UTF-16 surrogate (like \\ud800), which is not text; fix the file."
+                ) from None
 
 
 def _clean_entry(item: object) -> _Entry:
@@ -166,31 +207,45 @@ def _clean_entry(item: object) -> _Entry:
         raise ValidationError("memory", f"unknown field(s) {', '.join(sorted(unknown))}.")
     if "created_at" not in item:
         raise ValidationError("created_at", "is missing; every exported memory has its creation time.")
+    _check_storable_text(item)
     public_id = item.get("id")
     if public_id is not None:
+        # Only a string: anything else would be shown back whole (a list nested hundreds deep, say).
+        if not isinstance(public_id, str):
+            raise ValidationError("id", "must be a memory id string (a UUID) or null.")
         try:
-            public_id = uuid.UUID(str(public_id))
+            public_id = uuid.UUID(public_id)
         except ValueError:
-            raise ValidationError("id", f"{public_id!r} is not a memory id (a UUID).") from None
+            raise ValidationError("id", f"{public_id[:100]!r} is not a memory id (a UUID).") from None
     optimized = item.get("content_optimized")
     if optimized is not None and (not isinstance(optimized, str) or not optimized.strip()):
         raise ValidationError("content_optimized", "must be null or non-empty text.")
     if optimized is not None and len(optimized) > MAX_CONTENT_CHARS:
         raise ValidationError("content_optimized", f"is longer than {MAX_CONTENT_CHARS:,} characters.")
     status = item.get("compression_status", CompressionStatus.DISABLED)
-    if status not in CompressionStatus.values:
+    if not isinstance(status, str) or status not in CompressionStatus.values:
         raise ValidationError("compression_status", f"must be one of {', '.join(CompressionStatus.values)}.")
     created_at = clean_datetime("created_at", item["created_at"])
     updated_at = clean_datetime("updated_at", item.get("updated_at")) or created_at
+    content = clean_content(item.get("content"))
+    dropped = False
+    if optimized is not None:
+        # Assistants read the compressed form in place of the text: it must be what a model's
+        # answer must be (one line of KEY=value facts, shorter than the text), or it goes.
+        outcome = guard(content, optimized)
+        dropped = outcome.status != CompressionStatus.COMPRESSED
+        optimized = outcome.optimized
+        status = CompressionStatus.COMPRESSED if optimized is not None else status
     return _Entry(
         public_id=public_id,
-        content=clean_content(item.get("content")),
+        content=content,
         content_optimized=optimized,
         compression_status=status,
         tags=clean_tags(item.get("tags")),
         written_by=clean_written_by(item.get("written_by")),
         created_at=created_at,
         updated_at=updated_at,
+        compressed_dropped=dropped,
     )
 
 
@@ -198,22 +253,31 @@ def _clean_document(document: object) -> list[_Entry]:
     """Every entry checked; ValidationError listing the problems if any."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValidationError("file", f'is not a Gnosem export: expected an object with "format": "{FORMAT}".')
-    if document.get("version") != VERSION:
-        raise ValidationError(
-            "file", f"is export format version {document.get('version')!r}; this server reads version {VERSION}."
-        )
+    version = document.get("version")
+    if type(version) is not int:  # not `true` (== 1 in Python), not 1.0
+        raise ValidationError("file", f'"version" must be a whole number; this server reads version {VERSION}.')
+    if version != VERSION:
+        raise ValidationError("file", f"is export format version {version}; this server reads version {VERSION}.")
     items = document.get("memories")
     if not isinstance(items, list):
         raise ValidationError("file", '"memories" must be a list.')
     entries, problems = [], []
+    first_with_id: dict[uuid.UUID, int] = {}
     for index, item in enumerate(items):
         try:
-            entries.append(_clean_entry(item))
+            entry = _clean_entry(item)
         except ValidationError as error:
             problems.append(f"memory #{index + 1}: {error}")
+            continue
+        entries.append(entry)
+        if entry.public_id is not None:
+            first = first_with_id.setdefault(entry.public_id, index + 1)
+            if first != index + 1:
+                problems.append(f"memory #{index + 1}: id {entry.public_id} appears twice (also #{first})")
     if problems:
         more = len(problems) - MAX_REPORTED_PROBLEMS
-        listed = "; ".join(problems[:MAX_REPORTED_PROBLEMS]) + (f"; and {more} more" if more > 0 else "")
+        listed = "; ".join(problem.rstrip(".") for problem in problems[:MAX_REPORTED_PROBLEMS])
+        listed += f"; and {more} more" if more > 0 else ""
         raise ValidationError("file", f"nothing was imported: {listed}.")
     return entries
 
@@ -223,15 +287,24 @@ def import_memories(*, owner, document: object, progress: Callable[[int], None] 
     `progress(n)` is called as entries are written (or skipped)."""
     entries = _clean_document(document)
     with transaction.atomic():
+        # One import of an owner at a time: two at once could both find an id or a duplicate
+        # free and then collide at the insert.
+        get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
         existing = _existing_keys(owner, entries)
         fresh: list[_Entry] = []
         for entry in entries:
             if entry.key not in existing:
                 existing.add(entry.key)
                 fresh.append(entry)
+        quota_check(
+            owner=owner,
+            memories=len(fresh),
+            characters=sum(len(entry.content) for entry in fresh),
+            tokens=sum(token_estimate(entry.content) for entry in fresh),
+        )
         if progress and len(entries) > len(fresh):
             progress(len(entries) - len(fresh))
-        taken = _taken_ids([entry.public_id for entry in fresh if entry.public_id])
+        taken = _taken_ids(owner, [entry.public_id for entry in fresh if entry.public_id])
         new_ids = 0
         memories = []
         for entry in fresh:
@@ -247,9 +320,15 @@ def import_memories(*, owner, document: object, progress: Callable[[int], None] 
         step = settings.GNOSEM_EMBEDDING_BATCH_SIZE * CLAIM_BATCHES
         for start in range(0, len(created_ids), step):
             enqueue_indexing(created_ids[start : start + step])
+        memories_reread_after_import(owner=owner, memories=memories)  # embedded ones that read an imported one now
         for memory in memories:
             enqueue_compression(memory)  # those arriving without a compressed form, when a model is on
-    return ImportReport(imported=len(memories), duplicates=len(entries) - len(fresh), new_ids=new_ids)
+    return ImportReport(
+        imported=len(memories),
+        duplicates=len(entries) - len(fresh),
+        new_ids=new_ids,
+        compressed_dropped=sum(entry.compressed_dropped for entry in fresh),
+    )
 
 
 def _existing_keys(owner, entries: list[_Entry]) -> set[tuple[str, datetime]]:
@@ -268,17 +347,19 @@ def _existing_keys(owner, entries: list[_Entry]) -> set[tuple[str, datetime]]:
     )
 
 
-def _taken_ids(public_ids: list[uuid.UUID]) -> set[uuid.UUID]:
-    """Which of these ids some memory (anyone's) already has, asked a batch at a time."""
+def _taken_ids(owner, public_ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """Which of these ids the owner's memories already have (other users' never matter: ids are
+    unique per owner), asked a batch at a time."""
     taken: set[uuid.UUID] = set()
     for start in range(0, len(public_ids), ID_LOOKUP_BATCH):
         batch = public_ids[start : start + ID_LOOKUP_BATCH]
-        taken.update(Memory.objects.filter(public_id__in=batch).values_list("public_id", flat=True))
+        taken.update(memories_of(owner).filter(public_id__in=batch).values_list("public_id", flat=True))
     return taken
 
 
-# Statuses that say "not compressed yet" rather than an outcome: this server decides afresh.
-_UNDECIDED_COMPRESSION = {CompressionStatus.PENDING, CompressionStatus.DISABLED}
+# Without a compressed form, statuses that say "not compressed yet" rather than an outcome, and
+# "compressed" (with nothing to show for it): this server decides afresh.
+_UNDECIDED = {CompressionStatus.PENDING, CompressionStatus.DISABLED, CompressionStatus.COMPRESSED}
 
 
 def _memory_from(owner, entry: _Entry, public_id: uuid.UUID) -> Memory:
@@ -296,6 +377,6 @@ def _memory_from(owner, entry: _Entry, public_id: uuid.UUID) -> Memory:
         indexing_status=IndexingStatus.PENDING,
         indexing_queued_at=now,
     )
-    if entry.content_optimized is None and entry.compression_status in _UNDECIDED_COMPRESSION:
+    if entry.content_optimized is None and (entry.compressed_dropped or entry.compression_status in _UNDECIDED):
         reset_compression(memory, now)
     return memory

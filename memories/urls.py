@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("memories/<uuid:public_id>/", views.memory_detail, name="memory_detail"),
     path("memories/<uuid:public_id>/delete", views.memory_delete, name="memory_delete"),
+    path("memories/retry-failed", views.retry_failed, name="retry_failed"),
     path("export", views.export_download, name="export"),
     path("transfer/", views.transfer_page, name="transfer"),
     path("healthz", views.healthz, name="healthz"),

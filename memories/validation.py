@@ -51,6 +51,11 @@ def clean_tags(tags: object) -> list[str]:
     return cleaned
 
 
+# C0 and C1 control characters (NUL, line breaks, terminal escapes): PostgreSQL refuses NUL in
+# text, and the others have no place in a one-line label.
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def clean_written_by(written_by: object) -> str:
     if written_by is None:
         return ""
@@ -59,12 +64,27 @@ def clean_written_by(written_by: object) -> str:
     written_by = written_by.strip()
     if len(written_by) > MAX_WRITTEN_BY_CHARS:
         raise ValidationError("written_by", f"at most {MAX_WRITTEN_BY_CHARS} characters.")
+    if _CONTROL_CHARACTERS.search(written_by):
+        raise ValidationError(
+            "written_by", "must not contain control characters (NUL, line breaks, tabs, escapes): one line of text."
+        )
     return written_by
+
+
+def clean_client_name(name: object) -> str:
+    """A name a client or token gave itself, made fit to be a memory's default `written_by`:
+    control characters become spaces, whitespace runs one space, cut to the column's length;
+    "" when nothing is left. Unlike an argument, nobody is there to correct it."""
+    if not isinstance(name, str):
+        return ""
+    return " ".join(_CONTROL_CHARACTERS.sub(" ", name).split())[:MAX_WRITTEN_BY_CHARS].strip()
 
 
 def clean_query(query: object) -> str:
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("query", "must be a non-empty string.")
+    if "\x00" in query:
+        raise ValidationError("query", "must not contain NUL characters.")
     if len(query) > MAX_QUERY_CHARS:
         raise ValidationError("query", f"at most {MAX_QUERY_CHARS:,} characters; shorten the question.")
     return query.strip()
@@ -109,8 +129,17 @@ def clean_limit(limit: object, default: int = 20, maximum: int = 100) -> int:
     return limit
 
 
+# Times read from users (filters, the dashboard's from/to, imported memories) must lie in this
+# range, judged in UTC: far inside what PostgreSQL and Python can both hold, so that no stored time
+# can break reading an account back (year 9999 with a -14:00 offset is year 10000 in UTC).
+EARLIEST_TIME = datetime(1900, 1, 1, tzinfo=UTC)
+LATEST_TIME = datetime(3000, 1, 1, tzinfo=UTC)
+TIME_RANGE_DESCRIPTION = "from 1900-01-01T00:00:00Z to 3000-01-01T00:00:00Z (both included)"
+
+
 def clean_datetime(field: str, value: object) -> datetime | None:
-    """An ISO 8601 date or date-time; a date alone means its midnight UTC."""
+    """An ISO 8601 date or date-time within EARLIEST_TIME..LATEST_TIME; a date alone means its
+    midnight UTC."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -118,12 +147,21 @@ def clean_datetime(field: str, value: object) -> datetime | None:
             field, "must be an ISO 8601 date or date-time string, like 2025-06-01 or 2025-06-01T09:30:00Z."
         )
     text = value.strip()
-    parsed = parse_datetime(text if "T" in text or " " in text else f"{text}T00:00:00")
+    try:
+        parsed = parse_datetime(text if "T" in text or " " in text else f"{text}T00:00:00")
+    except ValueError as exc:  # well formed but impossible: 2024-02-30, T25:00, an offset of +99:00
+        reason = "the UTC offset must be under 24 hours" if str(exc).startswith("offset") else str(exc)
+        raise ValidationError(
+            field, f"{value!r} is not a possible date and time ({reason}); use one like 2025-06-01T09:30:00Z."
+        ) from None
     if parsed is None:
         raise ValidationError(field, f"{value!r} is not an ISO 8601 date or date-time, like 2025-06-01T09:30:00Z.")
     if timezone.is_naive(parsed):
         parsed = timezone.make_aware(parsed, UTC)
-    return parsed
+    if not EARLIEST_TIME <= parsed <= LATEST_TIME:
+        raise ValidationError(field, f"{value!r} is out of range: times must lie {TIME_RANGE_DESCRIPTION}.")
+    # In UTC: PostgreSQL refuses offsets beyond 15:59, which Python accepts up to 23:59.
+    return parsed.astimezone(UTC)
 
 
 def clean_memory_id(value: object) -> uuid.UUID:

@@ -15,6 +15,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from memories import embedding
+from memories.chunking import Span
 from memories.models import Chunk, IndexingStatus, Memory, ServingModel
 from memories.search.context import embedding_pieces
 
@@ -40,9 +41,14 @@ def indexing_embedders() -> list[embedding.Embedder]:
     return [configured, embedding.get_embedder(serving.name)]
 
 
-def embed_memories(memories: list[Memory], embedders: list[embedding.Embedder]) -> list[Chunk]:
-    """Unsaved chunks of these memories for each model: their pieces (`embedding_pieces`) embedded."""
-    pieces = embedding_pieces(memories)
+def embed_memories(
+    memories: list[Memory],
+    embedders: list[embedding.Embedder],
+    pieces: dict[int, list[tuple[Span, str]]] | None = None,
+) -> list[Chunk]:
+    """Unsaved chunks of these memories for each model: their pieces (`embedding_pieces`, unless
+    given) embedded."""
+    pieces = embedding_pieces(memories) if pieces is None else pieces
     texts = [text for memory in memories for _, text in pieces[memory.pk]]
     chunks = []
     for embedder in embedders:

@@ -7,20 +7,22 @@ from datetime import date, timedelta
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memories import llm, selectors, services, transfer
-from memories.exceptions import NotFound, ValidationError
-from memories.health import embedding_state, queue_state
+from accounts.activity import activity_record
+from accounts.models import ActivityAction
+from memories import health, llm, selectors, services, transfer
+from memories.exceptions import NotFound, QuotaExceeded, ValidationError
 from memories.models import Memory
+from memories.quotas import quota_usage
+from memories.ratelimit import import_rate_limit_hit
 from memories.search.pipeline import search_hybrid
 from memories.usage_chart import writes_chart
-from memories.validation import clean_filters
+from memories.validation import clean_datetime, clean_filters
 
 PAGE_SIZE = 25
 SEARCH_RESULTS = 50
@@ -75,17 +77,26 @@ def _day_after(text: str) -> str:
     """`to` names a whole day, so the range ends at the next midnight; anything but a plain date
     is passed on for clean_datetime to accept or explain."""
     try:
-        return (date.fromisoformat(text) + timedelta(days=1)).isoformat()
+        day = date.fromisoformat(text)
     except ValueError:
         return text
+    clean_datetime("to", text)  # a day out of range is refused as typed (9999-12-31 has no day after)
+    return (day + timedelta(days=1)).isoformat()
 
 
 def dashboard(request: HttpRequest) -> HttpResponse:
     query = DashboardQuery.from_request(request)
     owner = request.user
+    quota = quota_usage(owner)
     context = {
         "query": query,
         "usage": selectors.memory_usage(owner),
+        "quota": quota,
+        "quota_rows": [
+            ("memories", quota.memories),
+            ("characters", quota.characters),
+            ("estimated tokens", quota.tokens),
+        ],
         "chart": writes_chart(
             selectors.memory_writes_per_day(owner, days=CHART_DAYS), days=CHART_DAYS, today=timezone.now().date()
         ),
@@ -138,11 +149,29 @@ def memory_delete(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def retry_failed(request: HttpRequest) -> HttpResponse:
+    """The dashboard's "Retry failed" button: the user's memories that failed to be embedded are
+    queued again (`manage.py reindexmemories --failed` does the same from the command line)."""
+    queued = services.memories_retry_failed(owner=request.user)
+    if queued:
+        messages.success(
+            request,
+            f"{queued} memor{'y' if queued == 1 else 'ies'} queued to be embedded again; they become "
+            "findable by meaning once embedded.",
+        )
+    else:
+        messages.info(request, "No memory failed to be embedded: nothing to retry.")
+    return redirect("home")
+
+
+@login_required
 @require_GET
 def export_download(request: HttpRequest) -> StreamingHttpResponse:
     """All the user's memories as one JSON file, streamed."""
     response = StreamingHttpResponse(transfer.export_chunks(request.user), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{transfer.export_filename()}"'
+    activity_record(owner=request.user, action=ActivityAction.EXPORTED, request=request)
     return response
 
 
@@ -158,22 +187,33 @@ def transfer_page(request: HttpRequest) -> HttpResponse:
     if upload is None:
         context["error"] = "Choose an export file (.json) to import."
         return render(request, "memories/transfer.html", context, status=400)
+    decision = import_rate_limit_hit(request.user)
+    if not decision.allowed:
+        context["error"] = decision.message("your account", "imports")
+        response = render(request, "memories/transfer.html", context, status=429)
+        response["Retry-After"] = str(decision.retry_after)
+        return response
     try:
         report = transfer.import_memories(owner=request.user, document=transfer.parse_document(upload.read()))
     except ValidationError as error:
         context["error"] = f"{upload.name}: {error.message}"
         return render(request, "memories/transfer.html", context, status=400)
+    except QuotaExceeded as error:
+        context["error"] = f"{upload.name}: {error}"
+        return render(request, "memories/transfer.html", context, status=403)
+    detail = {"file": upload.name, **report.as_dict()}
+    activity_record(owner=request.user, action=ActivityAction.IMPORTED, detail=detail, request=request)
     messages.success(request, f"{upload.name}: {report}")
     return redirect("transfer")
 
 
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """200 with database and queue state; 503 when the database cannot be reached."""
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        database = "ok"
-    except Exception as exc:  # connection refused, embedded server failing to start, ...
-        return JsonResponse({"status": "unavailable", "database": f"error: {type(exc).__name__}"}, status=503)
-    return JsonResponse({"status": "ok", "database": database, "queue": queue_state(), "embedding": embedding_state()})
+    """Anyone: {"status": "ok" | "degraded"} with 200, {"status": "unavailable"} with 503 when the
+    database cannot be reached. Staff (or everyone with GNOSEM_HEALTHZ_DETAILS) also get what is
+    degraded and the database, queue, worker and embedding state."""
+    report = health.health_report()
+    status_code = 503 if report["status"] == "unavailable" else 200
+    if not health.details_visible_to(request, report):
+        report = {"status": report["status"]}
+    return JsonResponse(report, status=status_code)

@@ -1,9 +1,10 @@
-"""Django database backend for the embedded server: PostgreSQL's, started on first connection."""
+"""Django database backend for the embedded server: PostgreSQL's, started on first connection and
+started again when a connection finds it stopped."""
 
 from django.conf import settings
 from django.db.backends.postgresql import base as postgresql
 
-from gnosem.embedded_db import ensure_embedded_server
+from gnosem.embedded_db import ensure_embedded_server, ensure_embedded_server_running
 
 
 class DatabaseWrapper(postgresql.DatabaseWrapper):
@@ -15,3 +16,12 @@ class DatabaseWrapper(postgresql.DatabaseWrapper):
         self.settings_dict["HOST"] = str(server.socket_dir)
         self.settings_dict["USER"] = server.user
         return super().get_connection_params()
+
+    def get_new_connection(self, conn_params):
+        """A refused connection may mean the server stopped (crash, OOM killer, `pg_ctl stop`):
+        start it again, then try once more, so no person has to."""
+        try:
+            return super().get_new_connection(conn_params)
+        except postgresql.Database.OperationalError:
+            ensure_embedded_server_running(settings.GNOSEM_DATA_DIR / "postgres")
+            return super().get_new_connection(conn_params)

@@ -64,7 +64,10 @@ class ImportReportOut(serializers.Serializer):
     duplicates = serializers.IntegerField(
         help_text="Entries skipped: same content and creation time as a memory you have."
     )
-    new_ids = serializers.IntegerField(help_text="Imported memories whose id was taken and that got a new one.")
+    new_ids = serializers.IntegerField(help_text="Imported memories whose id you already use and that got a new one.")
+    compressed_dropped = serializers.IntegerField(
+        help_text="Compressed forms dropped for not being one line of KEY=value facts shorter than the text."
+    )
 
 
 class ErrorDetail(serializers.Serializer):

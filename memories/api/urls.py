@@ -9,7 +9,8 @@ urlpatterns = [
     path("memories/<uuid:public_id>", views.MemoryDetailView.as_view(), name="api-memory"),
     path("export", views.ExportView.as_view(), name="api-export"),
     path("import", views.ImportView.as_view(), name="api-import"),
+    path("usage", views.UsageView.as_view(), name="api-usage"),
     path("schema", SpectacularAPIView.as_view(), name="api_schema"),
     path("docs", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
-    re_path(r"^(?P<path>.*)$", views.api_not_found),
+    re_path(r"^(?P<path>[\s\S]*)$", views.api_not_found),  # any path, line breaks (%0A) included
 ]

@@ -8,20 +8,24 @@ from typing import TypeVar
 
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories import selectors, services, transfer
+from accounts.activity import activity_record
+from accounts.models import ActivityAction
+from memories import quotas, selectors, services, transfer
 from memories.api import serializers as shapes
 from memories.api.errors import error_body
+from memories.api.throttles import ImportRateThrottle, TokenRateThrottle
 from memories.exceptions import ValidationError
 from memories.presenters import memory_to_dict, search_hit_to_dict
 from memories.search.pipeline import search_hybrid
-from memories.validation import MAX_HALF_LIFE_DAYS, clean_filters, clean_limit, clean_top_k
+from memories.validation import MAX_HALF_LIFE_DAYS, clean_client_name, clean_filters, clean_limit, clean_top_k
 
 Number = TypeVar("Number", int, float)
 
@@ -33,7 +37,18 @@ WRITE_FIELDS = {"content", "tags", "written_by"}
 ERRORS = {
     400: OpenApiResponse(shapes.ErrorOut, description="A parameter is malformed; the message says which and why."),
     401: OpenApiResponse(shapes.ErrorOut, description="Missing, unknown or revoked token."),
+    429: OpenApiResponse(
+        shapes.ErrorOut,
+        description="Over the token's rate limit (GNOSEM_TOKEN_RATE_LIMIT); `Retry-After` gives the seconds to wait.",
+    ),
 }
+BODY_TOO_LARGE = OpenApiResponse(
+    shapes.ErrorOut, description="The body is over the server's limit for API requests (DATA_UPLOAD_MAX_MEMORY_SIZE)."
+)
+QUOTA_REFUSED = OpenApiResponse(
+    shapes.ErrorOut,
+    description="A read token (`forbidden`), or the write would exceed the account's quota (`quota_exceeded`).",
+)
 FILTER_PARAMETERS = [
     OpenApiParameter("tags", str, description="Comma-separated; a memory must carry all of them."),
     OpenApiParameter("written_by", str, description="Only memories written by this client."),
@@ -156,7 +171,7 @@ class MemoryListView(APIView):
         summary="Write a memory",
         description="Stored at once; embedding happens in the background (keyword search finds it meanwhile).",
         request=shapes.MemoryCreateIn,
-        responses={201: shapes.MemoryOut, **ERRORS, 403: OpenApiResponse(shapes.ErrorOut, description="Read token.")},
+        responses={201: shapes.MemoryOut, **ERRORS, 403: QUOTA_REFUSED, 413: BODY_TOO_LARGE},
     )
     def post(self, request: Request) -> Response:
         data = _write_body(request)
@@ -164,7 +179,7 @@ class MemoryListView(APIView):
             owner=request.user,
             content=data.get("content"),
             tags=data.get("tags"),
-            written_by=data.get("written_by", request.auth.name),
+            written_by=data.get("written_by", clean_client_name(request.auth.name)),
         )
         location = reverse("api-memory", args=[memory.public_id])
         return Response(memory_to_dict(memory), status=status.HTTP_201_CREATED, headers={"Location": location})
@@ -186,7 +201,7 @@ class MemoryDetailView(APIView):
         summary="Change a memory's content, tags or client",
         description="New content is embedded again; searches use the old vectors until then.",
         request=shapes.MemoryUpdateIn,
-        responses={200: shapes.MemoryOut, **ERRORS, 403: shapes.ErrorOut, 404: shapes.ErrorOut},
+        responses={200: shapes.MemoryOut, **ERRORS, 403: QUOTA_REFUSED, 404: shapes.ErrorOut, 413: BODY_TOO_LARGE},
     )
     def patch(self, request: Request, public_id: uuid.UUID) -> Response:
         data = _write_body(request)
@@ -202,7 +217,7 @@ class MemoryDetailView(APIView):
     @extend_schema(
         operation_id="memories_destroy",
         summary="Delete a memory",
-        responses={204: None, 401: ERRORS[401], 403: shapes.ErrorOut, 404: shapes.ErrorOut},
+        responses={204: None, 401: ERRORS[401], 403: shapes.ErrorOut, 404: shapes.ErrorOut, 429: ERRORS[429]},
     )
     def delete(self, request: Request, public_id: uuid.UUID) -> Response:
         services.memory_delete(owner=request.user, public_id=public_id)
@@ -240,15 +255,18 @@ class ExportView(APIView):
     @extend_schema(
         operation_id="export",
         summary="Every memory as one Gnosem export document (JSON, streamed)",
-        responses={200: OpenApiTypes.OBJECT, 401: ERRORS[401]},
+        responses={200: OpenApiTypes.OBJECT, 401: ERRORS[401], 429: ERRORS[429]},
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         response = StreamingHttpResponse(transfer.export_chunks(request.user), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="{transfer.export_filename()}"'
+        activity_record(owner=request.user, action=ActivityAction.EXPORTED, token=request.auth, request=request)
         return response
 
 
 class ImportView(APIView):
+    throttle_classes = [TokenRateThrottle, ImportRateThrottle]
+
     @extend_schema(
         operation_id="import",
         summary="Import a Gnosem export document, all or nothing",
@@ -261,7 +279,11 @@ class ImportView(APIView):
         responses={
             200: shapes.ImportReportOut,
             **ERRORS,
-            403: shapes.ErrorOut,
+            403: QUOTA_REFUSED,
+            429: OpenApiResponse(
+                shapes.ErrorOut,
+                description="Over the token's rate limit or the account's import limit (GNOSEM_IMPORT_RATE_LIMIT).",
+            ),
             413: OpenApiResponse(shapes.ErrorOut, description="Body over the import limit."),
         },
     )
@@ -275,9 +297,53 @@ class ImportView(APIView):
         # Read the stream itself: request.data would stop at Django's small in-memory body limit.
         document = transfer.parse_document(request.stream.read() if request.stream else b"")
         report = transfer.import_memories(owner=request.user, document=document)
+        activity_record(
+            owner=request.user,
+            action=ActivityAction.IMPORTED,
+            token=request.auth,
+            detail=report.as_dict(),
+            request=request,
+        )
         return Response(report.as_dict())
 
 
+def _allowance(name: str, what: str) -> serializers.Serializer:
+    return inline_serializer(
+        name,
+        {
+            "used": serializers.IntegerField(help_text=f"{what} stored now."),
+            "limit": serializers.IntegerField(allow_null=True, help_text="The quota's limit; null: unlimited."),
+        },
+    )
+
+
+class UsageView(APIView):
+    @extend_schema(
+        operation_id="usage",
+        summary="What the account stores, next to its quota",
+        description=(
+            "Memories, characters of raw content and estimated tokens (ceil(characters / 4) per memory), "
+            "each with the quota's limit (null: unlimited). Writes over a limit are refused with 403 "
+            "`quota_exceeded`."
+        ),
+        responses={
+            200: inline_serializer(
+                "UsageOut",
+                {
+                    "memories": _allowance("MemoriesAllowance", "Memories"),
+                    "characters": _allowance("CharactersAllowance", "Characters of raw content"),
+                    "tokens": _allowance("TokensAllowance", "Estimated tokens"),
+                },
+            ),
+            401: ERRORS[401],
+            429: ERRORS[429],
+        },
+    )
+    def get(self, request: Request) -> Response:
+        return Response(quotas.quota_usage(request.user).as_dict())
+
+
+@csrf_exempt  # changes nothing; without it a token client's POST gets Django's HTML CSRF page
 def api_not_found(request: HttpRequest, path: str) -> JsonResponse:
-    """Unknown paths under /api/v1/ answer JSON too."""
+    """Unknown paths under /api/v1/ answer JSON too, whatever the method."""
     return JsonResponse(error_body("not_found", f"No API endpoint /api/v1/{path}; see /api/v1/docs."), status=404)

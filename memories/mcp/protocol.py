@@ -10,11 +10,12 @@ itself is a development dependency only, so the server does not import it.
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from memories.json_input import JsonInputError, load_json
 
 LEGACY_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS = ("2026-07-28",)
@@ -94,11 +95,9 @@ class Exchange:
 def parse_message(body: bytes) -> Request | Notification:
     """One JSON-RPC message from a POST body; batches and malformed envelopes are RpcErrors."""
     try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        raise RpcError(PARSE_ERROR, "Parse error: the body is not valid JSON.", status=400) from None
-    if _SURROGATE_ESCAPE.search(body) and _has_lone_surrogate(message):
-        raise RpcError(PARSE_ERROR, "Parse error: the body escapes a lone UTF-16 surrogate (not text).", status=400)
+        message = load_json(body)
+    except JsonInputError as exc:
+        raise RpcError(PARSE_ERROR, f"Parse error: {exc}", status=400) from None
     if isinstance(message, list):
         raise RpcError(INVALID_REQUEST, "Batches are not supported: send one JSON-RPC message per POST.", status=400)
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
@@ -114,18 +113,6 @@ def parse_message(body: bytes) -> Request | Notification:
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):
         raise RpcError(INVALID_REQUEST, "Invalid request: `id` must be a string or an integer.", status=400)
     return Request(id=request_id, method=method, params=params or {})
-
-
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-def _has_lone_surrogate(message: Any) -> bool:
-    """JSON may escape half a UTF-16 pair (`\\ud800`); such a string cannot be stored or sent back."""
-    try:
-        json.dumps(message, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def check_header_version(headers: Mapping[str, str]) -> None:

@@ -17,10 +17,9 @@ from memories.exceptions import GnosemError, NotFound, PermissionDenied
 from memories.exceptions import ValidationError as MemoryValidationError
 from memories.mcp import schemas
 from memories.mcp.arguments import check_arguments
-from memories.models import MAX_WRITTEN_BY_CHARS
 from memories.presenters import memory_to_dict, search_hit_to_dict
 from memories.search.pipeline import search_hybrid
-from memories.validation import clean_filters, clean_limit, clean_memory_id
+from memories.validation import clean_client_name, clean_filters, clean_limit, clean_memory_id
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ class Caller:
     def default_written_by(self) -> str:
         # 2025 clients name themselves only in `initialize`, which a stateless server cannot
         # remember; the token's name ("laptop claude code") is the next best label.
-        return (self.client_name or self.token.name)[:MAX_WRITTEN_BY_CHARS]
+        return clean_client_name(self.client_name) or clean_client_name(self.token.name)
 
 
 @dataclass(frozen=True)
@@ -115,8 +114,6 @@ def _get(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 def _update(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     public_id = clean_memory_id(arguments["id"])
     changes = {key: arguments[key] for key in ("content", "tags", "written_by") if key in arguments}
-    if not changes:
-        raise MemoryValidationError("content", "nothing to change: give at least one of content, tags or written_by.")
     return memory_to_dict(services.memory_update(owner=caller.owner, public_id=public_id, **changes))
 
 

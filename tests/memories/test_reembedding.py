@@ -61,6 +61,7 @@ def first_hit(owner, query: str) -> str:
 
 def test_search_keeps_the_old_model_until_reembedding_switches_it_over(owner, indexed, settings, second_model, client):
     settings.GNOSEM_EMBEDDING_MODEL = second_model
+    settings.GNOSEM_HEALTHZ_DETAILS = True  # monitoring reads the model state there
     late = services.memory_write(owner=owner, content="The office wifi password rotates on the first Monday.")
     services.memories_index(memory_ids=[late.pk])
 
@@ -108,12 +109,13 @@ def test_a_memory_edited_while_being_reembedded_gets_no_vectors_of_its_old_text(
     batch = list(vectors.memories_missing_vectors(second_model))
     services.memory_update(owner=owner, public_id=indexed[1].public_id, content="Deploys now happen any weekday.")
 
-    assert vectors.reembed_batch(batch, embedding.get_embedder(second_model)) == 2
-    assert second_model not in models_of(indexed[1])
-    # It waits for the worker, which embeds the new text with both models.
+    # The memory written right after it read its old text in context: it waits for the worker too.
+    assert vectors.reembed_batch(batch, embedding.get_embedder(second_model)) == 1
+    assert second_model not in models_of(indexed[1]) | models_of(indexed[2])
+    # They wait for the worker, which embeds the new text (and the new reading) with both models.
     assert Memory.objects.get(pk=indexed[1].pk).indexing_status == IndexingStatus.PENDING
     services.memories_index(memory_ids=[indexed[1].pk])
-    assert models_of(indexed[1]) == {DEFAULT, second_model}
+    assert models_of(indexed[1]) == models_of(indexed[2]) == {DEFAULT, second_model}
 
 
 def test_keep_old_switches_search_but_keeps_the_previous_vectors(indexed, settings, second_model):
@@ -132,11 +134,12 @@ def test_with_nothing_to_do_it_says_so(indexed):
 def test_a_worker_whose_vectors_lack_the_new_serving_model_stores_nothing_and_retries(owner):
     memory = services.memory_write(owner=owner, content="The on-call rotation changes every Wednesday.")
     claimed = services._claim_for_indexing(memory.pk, 8)
-    chunks = vectors.embed_memories(claimed, vectors.indexing_embedders())
+    pieces = services.embedding_pieces(claimed)
+    chunks = vectors.embed_memories(claimed, vectors.indexing_embedders(), pieces)
     ServingModel.objects.filter(pk=1).update(name="another-model")  # a re-embedding switched meanwhile
 
     with pytest.raises(vectors.ServingModelChanged):
-        services._store_chunks(claimed, chunks)
+        services._store_chunks(claimed, chunks, pieces)
     memory.refresh_from_db()
     assert memory.indexing_status == IndexingStatus.PENDING and not Chunk.objects.filter(memory=memory).exists()
 

@@ -1,4 +1,4 @@
-"""memory_update, memory_delete, the indexing claim and the stale-queue sweep.
+"""memory_update, memory_delete, the indexing claim (owners in turn) and the stale-queue sweep.
 
 Writing and first indexing are covered by test_write_and_index.py.
 """
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from memories import embedding, services
+from memories import embedding, services, transfer
 from memories.exceptions import NotFound, ValidationError
 from memories.models import Chunk, CompressionStatus, IndexingStatus, Memory
 from memories.search.pipeline import search_hybrid
@@ -233,3 +233,44 @@ class TestRequeueStale:
         assert services.memories_requeue_stale() == []
         settings.GNOSEM_REQUEUE_AFTER_SECONDS = 60
         assert services.memories_requeue_stale() == [memory.pk]
+
+
+class TestFairIndexing:
+    """The worker serves owners in turn (issue 10): one owner's import does not delay another's
+    new memory, and a batch that fails does not spend other owners' attempts."""
+
+    def import_many(self, owner, count: int) -> list[int]:
+        document = {
+            "format": transfer.FORMAT,
+            "version": transfer.VERSION,
+            "memories": [
+                {"content": f"Imported note {i}.", "created_at": f"2024-01-01T{i // 60:02d}:{i % 60:02d}:00Z"}
+                for i in range(count)
+            ],
+        }
+        transfer.import_memories(owner=owner, document=document)
+        return list(Memory.objects.filter(owner=owner).order_by("pk").values_list("pk", flat=True))
+
+    def test_another_owners_new_memory_is_in_the_first_batch_after_a_large_import(self, owner, stranger):
+        imported = self.import_many(owner, 300)
+        new = services.memory_write(owner=stranger, content="Remember: the dentist moved to Thursday.")
+        # The importer's first queued task runs first, with a small batch.
+        assert services.memories_index(memory_ids=imported[:8], batch_size=8) == 8
+        assert Memory.objects.get(pk=new.pk).indexing_status == IndexingStatus.INDEXED
+        assert Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.INDEXED).count() == 7
+        hits = search_hybrid(owner=stranger, query="when is the dental appointment?")
+        assert hits[0].memory == new and "vector" in hits[0].signals
+
+    def test_waiting_owners_take_turns_oldest_first(self, owner, stranger, django_user_model):
+        third = django_user_model.objects.create_user(username="third", email="third@example.com")
+        waiting = {
+            user.pk: [services.memory_write(owner=user, content=f"{user} {i}").pk for i in range(5)]
+            for user in (owner, stranger, third)
+        }
+        claimed = [memory.pk for memory in services._claim_for_indexing(None, 6)]
+        assert sorted(claimed) == sorted(ids for user_ids in waiting.values() for ids in user_ids[:2])
+
+    def test_the_claim_stays_first_for_the_memory_a_task_asks_for(self, owner, stranger):
+        services.memory_write(owner=stranger, content="queued first")
+        asked = services.memory_write(owner=owner, content="asked for")
+        assert services._claim_for_indexing(asked.pk, 1)[0].pk == asked.pk

@@ -1,10 +1,13 @@
+import json
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
 from memories import services, vectors
 from memories.exceptions import ValidationError
 from memories.models import MAX_CONTENT_CHARS, Chunk, IndexingStatus, Memory
+from memories.search.context import embedding_pieces
 
 
 def write_and_index(owner, content, **kwargs) -> Memory:
@@ -88,8 +91,9 @@ def test_editing_content_while_it_is_being_embedded_does_not_mark_the_old_text_i
     memory = services.memory_write(owner=owner, content="first version")
     claimed = services._claim_for_indexing(memory.pk, 8)
     services.memory_update(owner=owner, public_id=memory.public_id, content="second version")
-    chunks = vectors.embed_memories(claimed, vectors.indexing_embedders())
-    assert services._store_chunks(claimed, chunks) == 0
+    pieces = embedding_pieces(claimed)
+    chunks = vectors.embed_memories(claimed, vectors.indexing_embedders(), pieces)
+    assert services._store_chunks(claimed, chunks, pieces) == 0
     memory.refresh_from_db()
     assert memory.indexing_status == IndexingStatus.PENDING
 
@@ -100,3 +104,38 @@ def test_a_query_is_embedded_exactly_as_the_same_text_written_as_a_memory():
     embedder = get_embedder()
     text = "How was the checkout screen laid out?"
     assert abs(embedder.embed_query(text).result() - embedder.embed([text])[0]).max() < 1e-5
+
+
+def misconfigured_model(tmp_path) -> str:
+    """The shipped model, told to read up to 1,024 word pieces although it has positions for 512:
+    it embeds ordinary text, and fails (a genuine torch error) on a text of more word pieces."""
+    from memories.embedding import get_embedder
+
+    source = Path(get_embedder().source)
+    model = tmp_path / "misconfigured-minilm"
+    model.mkdir()
+    for item in source.iterdir():
+        if item.name != "sentence_bert_config.json":
+            (model / item.name).symlink_to(item)
+    (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 1024, "do_lower_case": False}))
+    return str(model)
+
+
+# One chunk (1,000 characters), but about 1,000 word pieces: more than the model has positions for.
+DENSE = "x," * 500
+
+
+def test_a_memory_the_model_fails_on_spends_only_its_own_attempts(owner, stranger, settings, tmp_path):
+    settings.GNOSEM_EMBEDDING_MODEL = misconfigured_model(tmp_path)
+    breaking = services.memory_write(owner=owner, content=DENSE)
+    others = [services.memory_write(owner=stranger, content=f"The stranger's garden note {i}.") for i in range(3)]
+    with pytest.raises(RuntimeError, match="size of tensor"):
+        services.memories_index(memory_ids=[breaking.pk])  # one batch: the model fails on all of it
+    breaking.refresh_from_db()
+    assert breaking.indexing_status == IndexingStatus.PENDING
+    assert breaking.indexing_attempts == 1
+    assert "size of tensor" in breaking.indexing_error
+    for memory in others:
+        memory.refresh_from_db()
+        assert (memory.indexing_status, memory.indexing_attempts) == (IndexingStatus.INDEXED, 0)
+    assert set(Chunk.objects.filter(memory__in=others).values_list("memory_id", flat=True)) == {m.pk for m in others}

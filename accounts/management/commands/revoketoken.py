@@ -1,11 +1,11 @@
 """manage.py revoketoken TOKEN_OR_PREFIX: revoke a token so it stops working at once."""
 
 from django.core.management.base import BaseCommand, CommandError
-from django.utils import timezone
 
 from accounts.models import ApiToken
-from accounts.tokens import LOOKUP_PREFIX_CHARS
-from accounts.users import user_for_command
+from accounts.tokens import token_revoke_by_prefix
+from accounts.users import describe_account, user_for_command
+from memories.exceptions import NotFound
 
 
 class Command(BaseCommand):
@@ -13,22 +13,24 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("token", nargs="?", help="The token or its prefix.")
-        parser.add_argument("--list", metavar="USER", help="List a user's tokens (username or e-mail) instead.")
+        parser.add_argument("--list", metavar="USER", help="List a user's tokens (username, e-mail or #ID) instead.")
 
     def handle(self, *args, token: str | None, list: str | None, **options):
         if list:
-            tokens = ApiToken.objects.filter(owner=user_for_command(list)).order_by("created_at")
+            owner = user_for_command(list)
+            self.stderr.write(f"Tokens of {describe_account(owner)}:")
+            tokens = ApiToken.objects.filter(owner=owner).order_by("created_at")
             if not tokens:
-                self.stdout.write(f"{list} has no tokens.")
+                self.stdout.write(f"{describe_account(owner)} has no tokens.")
             for row in tokens:
                 state = f"revoked {row.revoked_at:%Y-%m-%d}" if row.revoked_at else "active"
                 self.stdout.write(f"{row.prefix}  {row.scope:5}  {state:18}  {row.name}")
             return
         if not token:
             raise CommandError("Give the token (or its prefix) to revoke, or --list USER.")
-        updated = ApiToken.objects.filter(prefix=token[:LOOKUP_PREFIX_CHARS], revoked_at__isnull=True).update(
-            revoked_at=timezone.now()
-        )
-        if not updated:
-            raise CommandError("No active token with that prefix.")
-        self.stdout.write(f"Revoked {token[:LOOKUP_PREFIX_CHARS]}….")
+        try:
+            revoked = token_revoke_by_prefix(prefix=token)
+        except NotFound as exc:
+            raise CommandError(f"{exc} See the tokens with --list USER.") from None
+        self.stdout.write(f"Revoked {revoked.prefix}….")
+        self.stderr.write(f"The token “{revoked.name}” of {describe_account(revoked.owner)} no longer works.")

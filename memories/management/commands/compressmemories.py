@@ -7,10 +7,10 @@ For memories written while compression was off or whose compression failed; `--s
 import time
 from collections import Counter
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from accounts.users import describe_account, user_for_command
 from memories import compression, llm
 from memories.models import CompressionStatus
 
@@ -27,7 +27,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--user", help="Only this user's memories (username).")
+        parser.add_argument("--user", help="Only this user's memories (username, e-mail or #ID).")
         parser.add_argument(
             "--status",
             action="append",
@@ -53,9 +53,8 @@ class Command(BaseCommand):
             raise CommandError("Give --all or --status, not both.")
         owner = None
         if user is not None:
-            owner = get_user_model().objects.filter(username=user).first()
-            if owner is None:
-                raise CommandError(f"No user {user!r}.")
+            owner = user_for_command(user)
+            self.stderr.write(f"Only the memories of {describe_account(owner)}.")
         statuses = None if every_memory else (status or DEFAULT_STATUSES)
         memory_ids = list(compression.memories_to_compress(statuses=statuses, owner=owner).values_list("id", flat=True))
         outcomes: Counter[str] = Counter()

@@ -5,7 +5,9 @@ import sys
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from accounts.users import user_for_command
+from accounts.activity import activity_record
+from accounts.models import ActivityAction
+from accounts.users import describe_account, user_for_command
 from memories import transfer
 
 
@@ -27,6 +29,7 @@ class Command(BaseCommand):
             else:
                 for chunk in chunks:
                     self.stdout.write(chunk, ending="")
+        activity_record(owner=owner, action=ActivityAction.EXPORTED, detail={"memories": total})
         self.stderr.write(
-            f"Exported {total} memories of {owner.get_username()!r}" + (f" to {output}." if output else ".")
+            f"Exported {total} memories of {describe_account(owner)}" + (f" to {output}." if output else ".")
         )

@@ -7,7 +7,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from accounts.users import user_for_command
+from accounts.activity import activity_record
+from accounts.models import ActivityAction
+from accounts.users import describe_account, user_for_command
 from memories import transfer
 from memories.exceptions import ValidationError
 
@@ -46,4 +48,6 @@ class Command(BaseCommand):
                 report = transfer.import_memories(owner=owner, document=document, progress=bar.update)
         except ValidationError as exc:
             raise CommandError(f"{file}: {exc.message}") from exc
+        activity_record(owner=owner, action=ActivityAction.IMPORTED, detail={"file": file.name, **report.as_dict()})
+        self.stderr.write(f"Imported into {describe_account(owner)}.")
         self.stdout.write(f"{file}: {report}")

@@ -1,0 +1,72 @@
+"""The Django admin for accounts: invitations (made here or with `manage.py createinvite`), the
+activity log (read-only), and a sign-in form for /admin/ throttled like allauth's."""
+
+from datetime import timedelta
+
+from allauth.account.adapter import get_adapter
+from django.contrib import admin, messages
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.http import HttpRequest
+from django.utils import timezone
+
+from accounts.invites import DEFAULT_DAYS, IssuedInvite, invite_save_new
+from accounts.models import ActivityEvent, Invite
+
+
+class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
+    """The admin's sign-in, authenticated through allauth's adapter: failed attempts count against
+    the same per-address and per-account limits (ACCOUNT_RATE_LIMITS["login_failed"]) as the
+    site's sign-in page, and once over them even the right password is refused."""
+
+    def clean(self):
+        username = self.cleaned_data.get("username")
+        password = self.cleaned_data.get("password")
+        if username is not None and password:
+            # Raises "Too many failed login attempts" (a ValidationError) once over the limit.
+            self.user_cache = get_adapter(self.request).authenticate(self.request, username=username, password=password)
+            if self.user_cache is None:
+                raise self.get_invalid_login_error()
+            self.confirm_login_allowed(self.user_cache)
+        return self.cleaned_data
+
+
+admin.site.login_form = ThrottledAdminAuthenticationForm
+
+
+@admin.register(Invite)
+class InviteAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "state", "created_by", "created_at", "expires_at", "used_by", "used_at"]
+    readonly_fields = ["created_by", "created_at", "used_by", "used_at"]
+    fields = ["email", "expires_at", *readonly_fields]
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict:
+        return {"expires_at": timezone.now() + timedelta(days=DEFAULT_DAYS)}
+
+    @admin.display(description="state")
+    def state(self, invite: Invite) -> str:
+        if invite.used_at:
+            return "used"
+        return "expired" if invite.expires_at <= timezone.now() else "open"
+
+    def save_model(self, request: HttpRequest, obj: Invite, form, change: bool) -> None:
+        if change:
+            return super().save_model(request, obj, form, change)
+        obj.created_by = request.user
+        secret = invite_save_new(obj)
+        link = IssuedInvite(invite=obj, secret=secret).url(request.build_absolute_uri("/"))
+        self.message_user(
+            request, f"Send this sign-up link; it is shown only now and works once: {link}", messages.WARNING
+        )
+
+
+@admin.register(ActivityEvent)
+class ActivityEventAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "owner", "action", "token", "ip"]
+    list_filter = ["action"]
+    search_fields = ["owner__username", "owner__email"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

@@ -1,0 +1,13 @@
+"""Signal receivers of the memories app: thin callers of services."""
+
+from allauth.account.signals import user_signed_up
+from django.dispatch import receiver
+
+from memories.quotas import quota_create_for_signup
+
+
+@receiver(user_signed_up, dispatch_uid="memories.quota_for_signup")
+def give_signup_its_quota(sender, request, user, **kwargs) -> None:
+    """Someone signed up through the site: they get the sign-up quota (GNOSEM_SIGNUP_MAX_*).
+    Accounts the operator creates (createsuperuser, createtoken --create-user) get none."""
+    quota_create_for_signup(user=user)

@@ -1,0 +1,48 @@
+"""The dashboard's "Retry failed" button (memories.views.retry_failed)."""
+
+from django.urls import reverse
+
+from memories import services
+from memories.models import IndexingStatus, Memory
+
+
+def failed_memory(owner, content: str) -> Memory:
+    memory = services.memory_write(owner=owner, content=content)
+    Memory.objects.filter(pk=memory.pk).update(indexing_status=IndexingStatus.FAILED, indexing_attempts=5)
+    return memory
+
+
+def test_the_button_shows_only_when_some_memory_failed(owner_client, owner):
+    services.memory_write(owner=owner, content="fine")
+    assert "Retry failed" not in owner_client.get(reverse("home")).content.decode()
+    failed_memory(owner, "broken")
+    page = owner_client.get(reverse("home")).content.decode()
+    assert "Retry failed" in page and reverse("retry_failed") in page
+
+
+def test_it_queues_the_owners_failed_memories_only(owner_client, owner, stranger):
+    mine = failed_memory(owner, "mine")
+    theirs = failed_memory(stranger, "theirs")
+    response = owner_client.post(reverse("retry_failed"), follow=True)
+    assert "1 memory queued to be embedded again" in response.content.decode()
+    assert Memory.objects.get(pk=mine.pk).indexing_status == IndexingStatus.PENDING
+    assert Memory.objects.get(pk=mine.pk).indexing_attempts == 0
+    assert Memory.objects.get(pk=theirs.pk).indexing_status == IndexingStatus.FAILED
+
+
+def test_with_nothing_failed_it_says_so(owner_client):
+    response = owner_client.post(reverse("retry_failed"), follow=True)
+    assert "nothing to retry" in response.content.decode()
+
+
+def test_it_takes_only_a_post(owner_client, owner):
+    memory = failed_memory(owner, "broken")
+    assert owner_client.get(reverse("retry_failed")).status_code == 405
+    assert Memory.objects.get(pk=memory.pk).indexing_status == IndexingStatus.FAILED
+
+
+def test_anonymous_visitors_are_sent_to_sign_in(client, owner):
+    memory = failed_memory(owner, "broken")
+    response = client.post(reverse("retry_failed"))
+    assert response.status_code == 302 and "login" in response["Location"]
+    assert Memory.objects.get(pk=memory.pk).indexing_status == IndexingStatus.FAILED
