@@ -1,6 +1,9 @@
 """Shared fixtures: an owner and a stranger, each with tokens, tasks run in-process, and
 compression off unless a test points it at a chat server."""
 
+import os
+
+import hypothesis
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
@@ -8,6 +11,12 @@ from django.test import Client
 from huey.contrib.djhuey import HUEY
 
 from accounts.tokens import token_create
+
+# The fuzzing suites (schema, MCP, isolation) try the same examples on every run by default, so a
+# red `make test` always reproduces; HYPOTHESIS_PROFILE=explore draws new ones each run.
+hypothesis.settings.register_profile("repeatable", derandomize=True, database=None)
+hypothesis.settings.register_profile("explore", derandomize=False, database=None)
+hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -208,7 +208,7 @@ def test_env_choice_accepts_only_its_choices(monkeypatch):
         ({}, "django.core.cache.backends.db.DatabaseCache django.core.mail.backends.console.EmailBackend"),
         (
             {"REDIS_URL": "redis://127.0.0.1:6379/3", "EMAIL_HOST": "smtp.example.com"},
-            "django.core.cache.backends.redis.RedisCache django.core.mail.backends.smtp.EmailBackend",
+            "gnosem.cache.ResilientRedisCache django.core.mail.backends.smtp.EmailBackend",
         ),
     ],
 )
