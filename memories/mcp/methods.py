@@ -98,6 +98,9 @@ def answer(request: Request, exchange: Exchange, caller: Caller) -> dict[str, An
     if handler is None:
         raise RpcError(protocol.METHOD_NOT_FOUND, f"Method not found: {request.method}", request.method)
     result = handler(request, exchange, caller)
-    if exchange.modern:
-        result = {**result, "resultType": "complete", "_meta": {protocol.SERVER_INFO_META_KEY: SERVER_INFO}}
-    return result
+    return modern_result(result) if exchange.modern else result
+
+
+def modern_result(result: dict[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 result: complete, and carrying the server's identity."""
+    return {**result, "resultType": "complete", "_meta": {protocol.SERVER_INFO_META_KEY: SERVER_INFO}}

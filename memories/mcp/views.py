@@ -113,7 +113,7 @@ def _rate_limited(message: protocol.Request, exchange: Exchange, decision: RateD
     if message.method == "tools/call":
         result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": True}
         if exchange.modern:
-            result.update(resultType="complete", _meta={protocol.SERVER_INFO_META_KEY: methods.SERVER_INFO})
+            result = methods.modern_result(result)
         return _json(protocol.success(message.id, result), headers=headers)
     error = RpcError(RATE_LIMITED, text, {"retryAfter": decision.retry_after})
     return _error(error, 429, message.id, headers=headers)
