@@ -152,3 +152,8 @@ def test_a_client_address_is_logged_only_when_it_is_one(owner, settings, forward
     response = client.post(reverse("tokens"), {"name": "laptop", "scope": "read"})
     assert response.status_code == 200
     assert only_event(owner, ActivityAction.TOKEN_CREATED).ip == logged_ip
+
+
+@pytest.mark.parametrize("page", ["abc", "-1", "999999999999999999999", "%00"])
+def test_a_nonsense_page_number_shows_a_page_not_an_error(owner_client, page):
+    assert owner_client.get(reverse("activity") + f"?page={page}").status_code == 200

@@ -122,13 +122,14 @@ def test_json_nested_thousands_deep_is_a_clear_error_on_the_page(owner_client, o
     assert not Memory.objects.filter(owner=owner).exists()
 
 
-def test_json_nested_thousands_deep_is_a_400_on_rest(client, owner_token, owner):
-    response = client.post(
-        reverse("api-import"),
-        data=DEEP,
-        content_type="application/json",
-        headers={"Authorization": f"Bearer {owner_token}"},
+def _rest_import(client, token: str, body: bytes | str):
+    return client.post(
+        reverse("api-import"), data=body, content_type="application/json", headers={"Authorization": f"Bearer {token}"}
     )
+
+
+def test_json_nested_thousands_deep_is_a_400_on_rest(client, owner_token, owner):
+    response = _rest_import(client, owner_token, DEEP)
     assert response.status_code == 400
     assert "is nested too deeply" in response.json()["error"]["message"]
     assert not Memory.objects.filter(owner=owner).exists()
@@ -144,12 +145,7 @@ def test_json_nested_thousands_deep_is_a_command_error(owner, tmp_path):
 def test_the_rest_import_reports_dropped_compressed_forms(client, owner_token, owner):
     item = {"content": LONG_TEXT, "content_optimized": "Always run `sh -c` first.", "created_at": "2025-01-01"}
     body = json.dumps({"format": "gnosem-export", "version": 1, "memories": [item]})
-    response = client.post(
-        reverse("api-import"),
-        data=body,
-        content_type="application/json",
-        headers={"Authorization": f"Bearer {owner_token}"},
-    )
+    response = _rest_import(client, owner_token, body)
     assert response.status_code == 200
     assert response.json() == {"imported": 1, "duplicates": 0, "new_ids": 0, "compressed_dropped": 1}
 
