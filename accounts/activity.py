@@ -13,10 +13,12 @@ from allauth.account.adapter import get_adapter
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts.models import ActivityAction, ActivityEvent, ApiToken
+from gnosem.types import Owner
 
 
 def _client_ip(request: HttpRequest | None) -> str | None:
@@ -40,7 +42,7 @@ def _via(request: HttpRequest | None, token: ApiToken | None) -> str:
 
 def activity_record(
     *,
-    owner,
+    owner: Owner,
     action: str,
     token: ApiToken | None = None,
     detail: dict[str, Any] | None = None,
@@ -60,7 +62,7 @@ def activity_record(
     )
 
 
-def activity_for_owner(owner):
+def activity_for_owner(owner: Owner) -> QuerySet[ActivityEvent]:
     """The owner's events, newest first (a selector: the page and tests read through it)."""
     return ActivityEvent.objects.filter(owner=owner).select_related("token").order_by("-created_at", "-pk")
 
@@ -72,7 +74,7 @@ def activity_prune(*, now=None) -> int:
     return deleted
 
 
-def record_sign_in(sender, request: HttpRequest | None, user, **kwargs) -> None:
+def record_sign_in(sender, request: HttpRequest | None, user: Owner, **kwargs) -> None:
     """Django's user_logged_in: every sign-in (allauth's pages and the admin) lands in the log."""
     activity_record(owner=user, action=ActivityAction.SIGNED_IN, request=request)
 

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Invite
+from gnosem.types import Owner
 
 INVITE_PREFIX = "inv_"
 DEFAULT_DAYS = 7
@@ -49,7 +50,7 @@ def invite_save_new(invite: Invite) -> str:
 
 
 @transaction.atomic
-def invite_create(*, created_by, email: str = "", days: int = DEFAULT_DAYS) -> IssuedInvite:
+def invite_create(*, created_by: Owner | None, email: str = "", days: int = DEFAULT_DAYS) -> IssuedInvite:
     """A sign-up link valid for `days` days; with `email`, it signs up only that address."""
     if not 1 <= days <= MAX_DAYS:
         raise ValueError(f"An invitation lasts 1 to {MAX_DAYS} days, not {days}.")
@@ -64,7 +65,7 @@ def invite_find(secret: object) -> Invite | None:
     return Invite.objects.filter(digest=_digest(secret), used_at__isnull=True, expires_at__gt=timezone.now()).first()
 
 
-def invite_claim(*, secret: object, user) -> bool:
+def invite_claim(*, secret: object, user: Owner) -> bool:
     """Mark the invitation used by `user`; False when it is no longer valid (used meanwhile,
     expired). Call inside the transaction that creates the user, and roll back on False."""
     invite = invite_find(secret)

@@ -14,18 +14,21 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts.activity import activity_record
 from accounts.models import ActivityAction, ApiToken, TokenScope
-from memories.exceptions import NotFound, ValidationError
+from gnosem.errors import NotFound, ValidationError
+from gnosem.types import Owner
 
 TOKEN_PREFIX = "gno_"
 LOOKUP_PREFIX_CHARS = 16
 # What any token we issued looks like; anything else (NUL bytes, non-ASCII) never reaches the database.
 TOKEN_SHAPE = re.compile(r"gno_[A-Za-z0-9_-]+")
+# The longest name a token may have: its column's length (the token forms say it too).
+MAX_NAME_CHARS: int = ApiToken._meta.get_field("name").max_length
 # last_used_at is refreshed at most this often, so authentication does not write on every call.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -48,13 +51,15 @@ def _token_detail(token: ApiToken) -> dict[str, str]:
 
 @transaction.atomic
 def token_create(
-    *, owner, name: str, scope: str, request: HttpRequest | None = None, actor_token: ApiToken | None = None
+    *, owner: Owner, name: str, scope: str, request: HttpRequest | None = None, actor_token: ApiToken | None = None
 ) -> IssuedToken:
     """A new token for `owner`; `request` (a web page) or `actor_token` (an API call) say, for the
     activity log, where it was made from (neither: the command line)."""
     name = (name or "").strip()
-    if not name or len(name) > 100:
-        raise ValidationError("name", "give the token a name of 1-100 characters, like 'laptop claude code'.")
+    if not name or len(name) > MAX_NAME_CHARS:
+        raise ValidationError(
+            "name", f"give the token a name of 1-{MAX_NAME_CHARS} characters, like 'laptop claude code'."
+        )
     if scope not in TokenScope.values:
         raise ValidationError("scope", f"must be one of {', '.join(TokenScope.values)}.")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -89,7 +94,7 @@ def _revoke(token: ApiToken, *, request: HttpRequest | None, actor_token: ApiTok
 
 @transaction.atomic
 def token_revoke(
-    *, owner, token_id: int, request: HttpRequest | None = None, actor_token: ApiToken | None = None
+    *, owner: Owner, token_id: int, request: HttpRequest | None = None, actor_token: ApiToken | None = None
 ) -> ApiToken:
     """Revoke one of the owner's tokens; it stops working on the next request."""
     token = ApiToken.objects.filter(owner=owner, pk=token_id).first()
@@ -110,6 +115,12 @@ def token_revoke_by_prefix(*, prefix: str) -> ApiToken:
     if token is None:
         raise NotFound("No active token with that prefix.")
     return _revoke(token, request=None, actor_token=None)
+
+
+def token_list(*, owner: Owner) -> QuerySet[ApiToken]:
+    """The owner's tokens as the tokens page and `revoketoken --list` show them: the active ones
+    first, newest first, then the revoked ones, most recently revoked first."""
+    return ApiToken.objects.filter(owner=owner).order_by(F("revoked_at").desc(nulls_first=True), "-created_at")
 
 
 def token_authenticate(secret: str | None) -> ApiToken | None:

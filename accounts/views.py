@@ -12,9 +12,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.activity import activity_for_owner
 from accounts.connect import client_snippets
-from accounts.models import ApiToken, TokenScope
-from accounts.tokens import token_create, token_revoke
-from memories.exceptions import NotFound, ValidationError
+from accounts.models import TokenScope
+from accounts.tokens import MAX_NAME_CHARS, token_create, token_list, token_revoke
+from gnosem.errors import NotFound, ValidationError
 
 
 def _mcp_url(request: HttpRequest) -> str:
@@ -25,7 +25,13 @@ def _mcp_url(request: HttpRequest) -> str:
 @require_http_methods(["GET", "POST"])
 def tokens(request: HttpRequest) -> HttpResponse:
     """List the user's tokens; POST creates one and shows it, this once, with client snippets."""
-    context = {"scopes": TokenScope.values, "issued": None, "error": None, "form": {"name": "", "scope": "write"}}
+    context = {
+        "scopes": TokenScope.values,
+        "max_name_chars": MAX_NAME_CHARS,
+        "issued": None,
+        "error": None,
+        "form": {"name": "", "scope": "write"},
+    }
     if request.method == "POST":
         form = {"name": request.POST.get("name", ""), "scope": request.POST.get("scope", "")}
         try:
@@ -35,7 +41,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
         else:
             context["issued"] = issued
             context["snippets"] = client_snippets(mcp_url=_mcp_url(request), token=issued.secret)
-    context["tokens"] = ApiToken.objects.filter(owner=request.user).order_by("revoked_at", "-created_at")
+    context["tokens"] = token_list(owner=request.user)
     response = render(request, "accounts/tokens.html", context, status=400 if context["error"] else 200)
     if context["issued"]:
         response["Cache-Control"] = "no-store"  # the only copy of the secret: never cached
@@ -60,7 +66,11 @@ def connect(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "accounts/connect.html",
-        {"mcp_url": _mcp_url(request), "snippets": client_snippets(mcp_url=_mcp_url(request), token=None)},
+        {
+            "mcp_url": _mcp_url(request),
+            "snippets": client_snippets(mcp_url=_mcp_url(request), token=None),
+            "max_name_chars": MAX_NAME_CHARS,
+        },
     )
 
 

@@ -105,7 +105,7 @@ def main() -> int:
     if not llm.llm_configured():
         print(
             "No chat model is configured (GNOSEM_LLM_BASE_URL and GNOSEM_LLM_MODEL are unset), so nothing was "
-            "measured.\nPoint them at an OpenAI-compatible server (README, section Compression) and run again."
+            "measured.\nPoint them at an OpenAI-compatible server (see docs/compression.md) and run again."
         )
         return 0
     samples = SAMPLES[: options.limit]

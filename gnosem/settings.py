@@ -2,14 +2,13 @@
 
 Unset variables give the embedded defaults (PostgreSQL and the task queue under GNOSEM_DATA_DIR,
 the shipped embedding model, compression off). Malformed values stop start-up with a message
-naming the variable; see README.md for the full list.
+naming the variable; rules about values that are well-formed but wrong (alone or together) are
+system checks (gnosem.checks). See docs/configuration.md for the full list.
 """
 
 import os
 import sys
 from pathlib import Path
-
-from django.core.exceptions import ImproperlyConfigured
 
 from gnosem.cache import cache_settings
 from gnosem.env import (
@@ -53,6 +52,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "huey.contrib.djhuey",
+    "gnosem",  # the project's system checks (gnosem.checks)
     "allauth",
     "allauth.account",
     "rest_framework",
@@ -66,7 +66,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "gnosem.middleware.UploadSizeLimitMiddleware",  # before the CSRF check reads the upload
+    "memories.middleware.UploadSizeLimitMiddleware",  # before the CSRF check reads the upload
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -125,15 +125,11 @@ GNOSEM_ONNX_QUERIES = env_bool("GNOSEM_ONNX_QUERIES", True)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a model hub, at start-up or later
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-# Compression by an OpenAI-compatible chat model: off unless both the base URL and the model are set.
+# Compression by an OpenAI-compatible chat model: off unless both the base URL and the model are set
+# (one without the other fails check gnosem.E001).
 GNOSEM_LLM_BASE_URL = env_url("GNOSEM_LLM_BASE_URL", ("http", "https"))
 GNOSEM_LLM_API_KEY = env_str("GNOSEM_LLM_API_KEY")
 GNOSEM_LLM_MODEL = env_str("GNOSEM_LLM_MODEL")
-if bool(GNOSEM_LLM_BASE_URL) != bool(GNOSEM_LLM_MODEL):
-    raise ImproperlyConfigured(
-        "GNOSEM_LLM_BASE_URL and GNOSEM_LLM_MODEL go together: set both to turn compression on "
-        "(e.g. http://127.0.0.1:11434/v1 and llama3.1:8b for Ollama), or neither to leave it off."
-    )
 GNOSEM_LLM_TIMEOUT_SECONDS = env_float("GNOSEM_LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
 GNOSEM_LLM_MAX_TOKENS = env_int("GNOSEM_LLM_MAX_TOKENS", 2048, minimum=16)
 # A failed call (timeout, refused connection, 429, 5xx) is retried after the delay, doubling each time.

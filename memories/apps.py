@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from memories import queue
+
 
 class MemoriesConfig(AppConfig):
     name = "memories"
@@ -7,3 +9,6 @@ class MemoriesConfig(AppConfig):
 
     def ready(self) -> None:
         from memories import signals, tasks  # noqa: F401  (connects the receivers, registers the huey tasks)
+
+        # Services send work through memories.queue, which cannot import the tasks: they call the services.
+        queue.connect(embed=tasks.embed_memories_task, compress=tasks.compress_memory_task)

@@ -1,4 +1,4 @@
-"""Compression of long memories into one line of `KEY=value` facts (DESIGN.md §4).
+"""Compression of long memories into one line of `KEY=value` facts (docs/design.md §4).
 
 A chat model rewrites the text under a strict prompt; the guard keeps its answer only if it is one
 well-formed line strictly shorter than the text. Fail-open: whatever the model does (or fails to
@@ -6,6 +6,7 @@ do), the memory stays stored and readable as written, and its status says why.
 """
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -14,6 +15,7 @@ from django.db.models import QuerySet
 from django.db.models.functions import Length
 from django.utils import timezone
 
+from gnosem.types import Owner
 from memories import llm
 from memories.models import COMPRESSION_MIN_CHARS, CompressionStatus, Memory
 
@@ -85,13 +87,9 @@ def reset_compression(memory: Memory, now: datetime) -> None:
     memory.compression_due_at = now if memory.compression_status == CompressionStatus.PENDING else None
 
 
-def enqueue_compression(memory: Memory) -> None:
-    """Queue the memory for compression once the current transaction commits, if it waits for it."""
-    if memory.compression_status != CompressionStatus.PENDING:
-        return
-    from memories.tasks import compress_memory_task, enqueue_on_commit
-
-    enqueue_on_commit(compress_memory_task, memory.pk)
+def awaiting_compression(memories: Iterable[Memory]) -> list[int]:
+    """The ids of these (saved) memories that wait for compression: the ones to queue."""
+    return [memory.pk for memory in memories if memory.compression_status == CompressionStatus.PENDING]
 
 
 def guard(content: str, answer: str) -> Outcome:
@@ -196,7 +194,7 @@ def _record(memory: Memory, outcome: Outcome, only_pending: bool, retry_in: floa
     return rows.update(**changes) == 1
 
 
-def memories_to_compress(*, statuses: list[str] | None, owner=None) -> QuerySet[Memory]:
+def memories_to_compress(*, statuses: list[str] | None, owner: Owner | None = None) -> QuerySet[Memory]:
     """Memories long enough to compress, with one of `statuses` (any, when None), oldest first."""
     memories = Memory.objects.alias(chars=Length("content")).filter(chars__gt=COMPRESSION_MIN_CHARS)
     if statuses is not None:

@@ -102,9 +102,9 @@ class Embedder:
 
     def embed_query_with_torch(self, text: str) -> np.ndarray:
         """One query's normalised vector through torch (the fallback, and ONNX's reference)."""
-        # The same modules as `encode`, called directly: `encode` spends ~6 ms per call sorting,
-        # batching and converting, a third of a query's cost. One core: the other one runs the
-        # keyword query meanwhile; two threads would only time-share with it.
+        # The same modules as `encode`, called directly: `encode` also sorts, batches and converts on
+        # every call, work one query does not need (docs/benchmarks.md, "Query embedding"). One core:
+        # the other one runs the keyword query meanwhile; two threads would only time-share with it.
         import torch
 
         torch.set_num_threads(1)

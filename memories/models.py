@@ -150,7 +150,7 @@ class Chunk(models.Model):
     Vectors carry no fixed dimension in the column so that a second model's vectors can sit
     beside the first while everything is re-embedded; `dimension` records it per row. They are
     stored in half precision: a search scans every chunk of the owner, and half the bytes make
-    that scan about a quarter faster with the same nearest neighbours (bench/spine.py).
+    that scan faster with the same nearest neighbours (docs/benchmarks.md, "Half-precision vectors").
     """
 
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="chunks")

@@ -1,11 +1,11 @@
-"""Search queries embedded through ONNX Runtime: the same model, about a third of the time.
+"""Search queries embedded through ONNX Runtime: the same model, in less time.
 
 A query is one short text, so torch's per-call overhead (dispatch, autograd bookkeeping, OpenMP)
-costs more than its arithmetic; ONNX Runtime on one thread runs the same graph in ~3 ms where
-torch takes ~9 ms. The sentence-transformers model (transformer, pooling, normalisation) is
-exported once per model and library versions into the data folder, then checked against torch on
-probe texts at every load: if the vectors differ, queries stay on torch. Stored embeddings are
-always computed by sentence-transformers; only the query path uses this.
+costs more than its arithmetic; ONNX Runtime on one thread runs the same graph without that
+overhead (docs/benchmarks.md, "Query embedding"). The sentence-transformers model (transformer,
+pooling, normalisation) is exported once per model and library versions into the data folder, then
+checked against torch on probe texts at every load: if the vectors differ, queries stay on torch.
+Stored embeddings are always computed by sentence-transformers; only the query path uses this.
 """
 
 import copy

@@ -12,7 +12,8 @@ from django.conf import settings
 from django.db.models import Count, Sum
 from django.db.models.functions import Coalesce, Length
 
-from memories.exceptions import QuotaExceeded
+from gnosem.errors import QuotaExceeded
+from gnosem.types import Owner
 from memories.models import Quota
 from memories.selectors import memories_of
 
@@ -56,7 +57,7 @@ class QuotaUsage:
         }
 
 
-def _used(owner) -> dict[str, int]:
+def _used(owner: Owner) -> dict[str, int]:
     return memories_of(owner).aggregate(
         memories=Count("id"),
         characters=Coalesce(Sum(Length("content")), 0),
@@ -64,7 +65,7 @@ def _used(owner) -> dict[str, int]:
     )
 
 
-def quota_usage(owner) -> QuotaUsage:
+def quota_usage(owner: Owner) -> QuotaUsage:
     """The owner's usage next to their limits (None where unlimited)."""
     quota = Quota.objects.filter(user=owner).first() or Quota(user=owner)
     used = _used(owner)
@@ -75,7 +76,7 @@ def quota_usage(owner) -> QuotaUsage:
     )
 
 
-def quota_check(*, owner, memories: int = 0, characters: int = 0, tokens: int = 0) -> None:
+def quota_check(*, owner: Owner, memories: int = 0, characters: int = 0, tokens: int = 0) -> None:
     """Refuse (QuotaExceeded) a write that would add this much to the owner's usage past a limit.
     Call it inside the writing transaction: it locks the owner's quota row until the commit."""
     quota = Quota.objects.select_for_update().filter(user=owner).first()
@@ -100,7 +101,7 @@ def _refusal(label: str, limit: int, have: int, adding: int) -> str:
     )
 
 
-def quota_create_for_signup(*, user) -> Quota:
+def quota_create_for_signup(*, user: Owner) -> Quota:
     """Give a newly signed-up user the quota configured for sign-ups (GNOSEM_SIGNUP_MAX_*; 0 = unlimited)."""
     quota, _ = Quota.objects.get_or_create(
         user=user,

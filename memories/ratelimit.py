@@ -8,8 +8,8 @@ atomic upsert decides and counts; a refused request is not counted, so a client 
 retrying is let in as soon as its allowance returns.
 
 Why not Django's cache: without Redis it is the database cache, whose `incr` is a read then a
-write. Measured on the embedded PostgreSQL (2 busy cores), 20 threads x 10 requests: the database
-cache counted 13-16 of 200 increments at 3.8 ms each; this upsert counted all 200 at 0.5 ms each.
+write, so concurrent requests lose counts; the upsert counts every one, and faster
+(docs/benchmarks.md, "Rate-limit counter").
 """
 
 import math
@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection
 
+from accounts.models import ApiToken
 from gnosem.env import Rate
+from gnosem.types import Owner
 
 # Insert the subject's first request, or move its TAT on if the request is within the allowance.
 # When it is not, the WHERE leaves the row alone and nothing is returned: `prior` then says how
@@ -72,11 +74,11 @@ def rate_limit_hit(key: str, rate: Rate | None) -> RateDecision:
     return RateDecision(allowed=False, retry_after=max(1, math.ceil(ahead)), rate=rate)
 
 
-def token_rate_limit_hit(token) -> RateDecision:
+def token_rate_limit_hit(token: ApiToken) -> RateDecision:
     """One request made with an API token (MCP and REST share the count)."""
     return rate_limit_hit(f"token:{token.pk}", settings.GNOSEM_TOKEN_RATE_LIMIT)
 
 
-def import_rate_limit_hit(user) -> RateDecision:
+def import_rate_limit_hit(user: Owner) -> RateDecision:
     """One import by a user, from the page or the REST API."""
     return rate_limit_hit(f"import:user:{user.pk}", settings.GNOSEM_IMPORT_RATE_LIMIT)

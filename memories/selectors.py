@@ -11,7 +11,8 @@ from django.db.models import Case, Count, F, Q, QuerySet, Sum, When
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
-from memories.exceptions import NotFound, ValidationError
+from gnosem.errors import NotFound, ValidationError
+from gnosem.types import Owner
 from memories.models import IndexingStatus, Memory
 
 
@@ -37,13 +38,13 @@ class MemoryFilters:
         return q
 
 
-def memories_of(owner) -> QuerySet[Memory]:
+def memories_of(owner: Owner) -> QuerySet[Memory]:
     """The one entry point for memory queries: everything else narrows this. The full-text vector
     is left in the database: only search reads it, there."""
     return Memory.objects.filter(owner=owner).defer("search_vector")
 
 
-def memory_get(*, owner, public_id: uuid.UUID) -> Memory:
+def memory_get(*, owner: Owner, public_id: uuid.UUID) -> Memory:
     """The owner's memory; another owner's id is NotFound, exactly like an unknown one."""
     try:
         return memories_of(owner).get(public_id=public_id)
@@ -93,7 +94,7 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
         raise invalid from None
 
 
-def memory_list(*, owner, filters: MemoryFilters, limit: int, cursor: str | None = None) -> MemoryPage:
+def memory_list(*, owner: Owner, filters: MemoryFilters, limit: int, cursor: str | None = None) -> MemoryPage:
     """The owner's memories, newest first, `limit` at a time."""
     queryset = memories_of(owner).filter(filters.as_q()).order_by("-created_at", "-id")
     if cursor:
@@ -123,7 +124,7 @@ class MemoryUsage:
         return self.tokens_raw - self.tokens_read
 
 
-def memory_usage(owner) -> MemoryUsage:
+def memory_usage(owner: Owner) -> MemoryUsage:
     """The owner's memory counts and token accounting, in one query."""
     compressed = Q(content_optimized__isnull=False)
     # Aggregate names may not shadow the fields they sum, hence the `total_` names.
@@ -152,7 +153,7 @@ class DailyWrites:
     count: int
 
 
-def memory_writes_per_day(owner, *, days: int) -> list[DailyWrites]:
+def memory_writes_per_day(owner: Owner, *, days: int) -> list[DailyWrites]:
     """How many memories each client wrote on each of the last `days` days (UTC, today
     included), by creation time; days without writes are absent."""
     today = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
@@ -167,7 +168,7 @@ def memory_writes_per_day(owner, *, days: int) -> list[DailyWrites]:
     return [DailyWrites(day=row["day"], written_by=row["written_by"], count=row["count"]) for row in rows]
 
 
-def memory_clients(owner) -> list[str]:
+def memory_clients(owner: Owner) -> list[str]:
     """The client names that wrote the owner's memories, for filter menus."""
     return list(
         memories_of(owner).exclude(written_by="").order_by("written_by").values_list("written_by", flat=True).distinct()

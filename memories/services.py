@@ -10,37 +10,30 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
+from psycopg import sql
 
+from gnosem.errors import ValidationError
+from gnosem.types import Owner
 from memories import vectors
 from memories.chunking import Span
-from memories.compression import enqueue_compression, reset_compression
-from memories.exceptions import ValidationError
+from memories.compression import awaiting_compression, reset_compression
 from memories.models import Chunk, IndexingStatus, Memory, OwnerTermStatistic
+from memories.queue import enqueue_compression, enqueue_indexing, indexing_batch_size
 from memories.quotas import quota_check, token_estimate
-from memories.search.context import context_readers, context_readers_of_inserted, embedding_pieces, sequence_neighbours
 from memories.selectors import memory_get
+from memories.sequences import context_readers, context_readers_of_inserted, embedding_pieces, sequence_neighbours
 from memories.validation import clean_content, clean_tags, clean_written_by
 
 logger = logging.getLogger(__name__)
 
 # A claimed memory is left alone by other workers this long; after it, the worker is presumed dead.
 INDEXING_LEASE = timedelta(seconds=settings.GNOSEM_INDEXING_LEASE_SECONDS)
-# A worker claims this many model batches at once when that many wait: the model then sorts the
-# whole claim by length (less padding) and the database writes are shared by more memories.
-CLAIM_BATCHES = 4
-
-
-def enqueue_indexing(memory_ids: list[int]) -> None:
-    """Queue these memories for embedding once the current transaction commits."""
-    from memories.tasks import embed_memories_task, enqueue_on_commit
-
-    enqueue_on_commit(embed_memories_task, memory_ids)
 
 
 @transaction.atomic
 def memory_write(
     *,
-    owner,
+    owner: Owner,
     content: object,
     tags: object = None,
     written_by: object = None,
@@ -62,7 +55,7 @@ def memory_write(
     reset_compression(memory, now)
     memory.save(force_insert=True)
     enqueue_indexing([memory.pk])
-    enqueue_compression(memory)
+    enqueue_compression(awaiting_compression([memory]))
     # Dated before a memory already written (an earlier `created_at`), it is that one's context now.
     _reread_in_context(context_readers([memory.pk]), forget=False)
     return memory
@@ -70,7 +63,7 @@ def memory_write(
 
 @transaction.atomic
 def memory_update(
-    *, owner, public_id: uuid.UUID, content: object = None, tags: object = None, written_by: object = None
+    *, owner: Owner, public_id: uuid.UUID, content: object = None, tags: object = None, written_by: object = None
 ) -> Memory:
     """Change a memory's content, tags or client. New content is re-embedded; the old vectors
     keep serving searches until the new ones are stored. A new text or client also changes what
@@ -111,7 +104,7 @@ def memory_update(
             # lease must not keep the task queued below from embedding the new text now.
             memory.indexing_lease_until = None
             enqueue_indexing([memory.pk])
-            enqueue_compression(memory)
+            enqueue_compression(awaiting_compression([memory]))
     if tags is not None:
         memory.tags = clean_tags(tags)
     if written_by is not None:
@@ -127,7 +120,7 @@ def memory_update(
 
 
 @transaction.atomic
-def memory_delete(*, owner, public_id: uuid.UUID) -> None:
+def memory_delete(*, owner: Owner, public_id: uuid.UUID) -> None:
     """Delete a memory with its vectors. What was read in its context goes with it: the memory
     written after it loses its in-context reading at once and is embedded again without it."""
     memory = memory_get(owner=owner, public_id=public_id)
@@ -168,7 +161,7 @@ def _reread_in_context(memory_ids: list[int], *, forget: bool) -> None:
     enqueue_indexing(requeued)
 
 
-def memories_reread_after_import(*, owner, memories: list[Memory]) -> int:
+def memories_reread_after_import(*, owner: Owner, memories: list[Memory]) -> int:
     """After importing these (saved) memories of `owner`: queue the owner's embedded memories that
     now read one of them in context (an imported memory is dated just before theirs) to be embedded
     again. Returns how many."""
@@ -267,10 +260,10 @@ def _any_claimable(memory_ids: list[int]) -> bool:
 
 
 def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> int:
-    """Embed the given pending memories, plus other waiting ones up to `batch_size` (default:
-    CLAIM_BATCHES model batches). Returns how many were indexed. Memories already indexed or
-    held by another worker are skipped."""
-    batch_size = batch_size or settings.GNOSEM_EMBEDDING_BATCH_SIZE * CLAIM_BATCHES
+    """Embed the given pending memories, plus other waiting ones up to `batch_size` (default: what
+    one indexing task takes). Returns how many were indexed. Memories already indexed or held by
+    another worker are skipped."""
+    batch_size = batch_size or indexing_batch_size()
     if memory_ids and not _any_claimable(memory_ids):
         return 0  # another worker's batch took them: leave the rest to their own tasks
     claimed = _claim_for_indexing(memory_ids[0] if memory_ids else None, max(batch_size, len(memory_ids)))
@@ -372,17 +365,17 @@ _RETRY_FAILED_SQL = """
 """
 
 
-def memories_failed_count(*, owner=None) -> int:
+def memories_failed_count(*, owner: Owner | None = None) -> int:
     """How many memories (of `owner`, or everyone's) failed to be embedded."""
     memories = Memory.objects.filter(indexing_status=IndexingStatus.FAILED)
     return (memories if owner is None else memories.filter(owner=owner)).count()
 
 
-def memories_retry_failed(*, owner=None, progress: Callable[[int], None] | None = None) -> int:
+def memories_retry_failed(*, owner: Owner | None = None, progress: Callable[[int], None] | None = None) -> int:
     """Give the memories that failed to be embedded (of `owner`, or everyone's) a fresh start:
     pending, no attempts spent, queued now. A transaction per batch; `progress(n)` after each.
     Returns how many were queued."""
-    batch = settings.GNOSEM_EMBEDDING_BATCH_SIZE * CLAIM_BATCHES
+    batch = indexing_batch_size()
     queued = 0
     while True:
         with transaction.atomic(), connection.cursor() as cursor:
@@ -396,40 +389,49 @@ def memories_retry_failed(*, owner=None, progress: Callable[[int], None] | None 
             progress(len(ids))
 
 
+# What waits in each queue (the column that dates its entry is the `stamp` of `_restamp_overdue`).
+_INDEXING_WAITING_SQL = sql.SQL(
+    "indexing_status = 'pending' AND (indexing_lease_until IS NULL OR indexing_lease_until < now())"
+)
+_COMPRESSION_WAITING_SQL = sql.SQL("compression_status = 'pending'")
+
+
 def memories_requeue_stale() -> list[int]:
-    """Pending memories whose queue entry is older than the re-queue delay (a lost task, a dead
-    worker): mark them queued now and return their ids for the caller to enqueue."""
-    return _restamp_overdue(
-        waiting="indexing_status = 'pending' AND (indexing_lease_until IS NULL OR indexing_lease_until < now())",
-        stamp="indexing_queued_at",
-        limit=10000,
-    )
+    """Queue again the pending memories whose queue entry is older than the re-queue delay (a lost
+    task, a dead worker), marked queued now. Returns their ids."""
+    memory_ids = _restamp_overdue(waiting=_INDEXING_WAITING_SQL, stamp="indexing_queued_at", limit=10000)
+    enqueue_indexing(memory_ids)
+    return memory_ids
 
 
 def memories_requeue_stale_compressions() -> list[int]:
-    """Pending compressions overdue by more than the re-queue delay (their task was lost or its
-    worker died): mark them due now and return their ids for the caller to enqueue."""
-    return _restamp_overdue(waiting="compression_status = 'pending'", stamp="compression_due_at", limit=1000)
+    """Queue again the pending compressions overdue by more than the re-queue delay (their task
+    was lost or its worker died), marked due now. Returns their ids."""
+    memory_ids = _restamp_overdue(waiting=_COMPRESSION_WAITING_SQL, stamp="compression_due_at", limit=1000)
+    enqueue_compression(memory_ids)
+    return memory_ids
 
 
-def _restamp_overdue(*, waiting: str, stamp: str, limit: int) -> list[int]:
-    """Set `stamp` to now on up to `limit` memories matching `waiting` (SQL) whose `stamp` is older
-    than the re-queue delay, skipping rows another transaction holds; returns their ids."""
+_RESTAMP_SQL = sql.SQL("""
+    WITH stale AS MATERIALIZED (
+        SELECT id FROM memories_memory
+        WHERE {waiting} AND {stamp} < %(cutoff)s
+        ORDER BY {stamp} LIMIT %(limit)s
+        FOR UPDATE SKIP LOCKED
+    )
+    UPDATE memories_memory AS m SET {stamp} = now()
+    FROM stale WHERE m.id = stale.id
+    RETURNING m.id
+""")
+
+
+def _restamp_overdue(*, waiting: sql.SQL, stamp: str, limit: int) -> list[int]:
+    """Set the column `stamp` to now on up to `limit` memories matching `waiting` whose `stamp` is
+    older than the re-queue delay, skipping rows another transaction holds; returns their ids."""
     cutoff = timezone.now() - timedelta(seconds=settings.GNOSEM_REQUEUE_AFTER_SECONDS)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            f"""
-            WITH stale AS MATERIALIZED (
-                SELECT id FROM memories_memory
-                WHERE {waiting} AND {stamp} < %s
-                ORDER BY {stamp} LIMIT {limit:d}
-                FOR UPDATE SKIP LOCKED
-            )
-            UPDATE memories_memory AS m SET {stamp} = now()
-            FROM stale WHERE m.id = stale.id
-            RETURNING m.id
-            """,
-            [cutoff],
+            _RESTAMP_SQL.format(waiting=waiting, stamp=sql.Identifier(stamp)), {"cutoff": cutoff, "limit": limit}
         )
         return [row[0] for row in cursor.fetchall()]
 

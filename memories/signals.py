@@ -3,11 +3,12 @@
 from allauth.account.signals import user_signed_up
 from django.dispatch import receiver
 
+from gnosem.types import Owner
 from memories.quotas import quota_create_for_signup
 
 
 @receiver(user_signed_up, dispatch_uid="memories.quota_for_signup")
-def give_signup_its_quota(sender, request, user, **kwargs) -> None:
+def give_signup_its_quota(sender, request, user: Owner, **kwargs) -> None:
     """Someone signed up through the site: they get the sign-up quota (GNOSEM_SIGNUP_MAX_*).
     Accounts the operator creates (createsuperuser, createtoken --create-user) get none."""
     quota_create_for_signup(user=user)

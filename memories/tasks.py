@@ -1,47 +1,26 @@
-"""Background work: thin huey wrappers around services (tasks take ids, never objects)."""
+"""Background work: thin huey wrappers around services (tasks take ids, never objects).
+
+Services send work here through memories.queue; no task enqueues another (a compression retries
+itself later), so that only services decide what is queued.
+"""
 
 import logging
 import threading
 
 from django.conf import settings
-from django.db import transaction
 from huey import crontab
-from huey.api import TaskWrapper
 from huey.contrib.djhuey import db_periodic_task, db_task, on_startup
 
 from memories import compression, health, services, vectors
 
 logger = logging.getLogger(__name__)
 
-REQUEUE_BATCH = 64
 # A model may take many seconds to answer: at most this many of a consumer's threads wait on it at
 # once, so one is always free to embed (a one-thread consumer takes both kinds in turn).
 COMPRESSION_SLOTS = max(1, settings.HUEY["consumer"]["workers"] - 1)
 _compression_slots = threading.BoundedSemaphore(COMPRESSION_SLOTS)
 # A compression that finds every slot taken tries again this much later.
 BUSY_RETRY_SECONDS = 5
-
-
-def enqueue_on_commit(task: TaskWrapper, *args: object) -> None:
-    """Send `task(*args)` to the queue once the current transaction commits.
-
-    The write is stored by then: a queue that cannot be reached (Redis stopped, restarting) must not
-    turn it into an error, or the client retries and stores it twice. The memory stays pending, and
-    requeue_stale_memories_task sends it again once the queue answers.
-    """
-
-    def send() -> None:
-        try:
-            task(*args)
-        except Exception as exc:
-            logger.warning(
-                "could not queue %s (%s: %s); the memory is stored and waits for the re-queue sweep",
-                task.func.__name__,
-                type(exc).__name__,
-                exc,
-            )
-
-    transaction.on_commit(send)
 
 
 @on_startup()
@@ -87,11 +66,7 @@ def compress_memory_task(memory_id: int, attempt: int = 1) -> None:
 def requeue_stale_memories_task() -> int:
     """Nothing is lost when a worker dies or a queue entry vanishes: re-queue what waits too long."""
     ids = services.memories_requeue_stale()
-    for start in range(0, len(ids), REQUEUE_BATCH):
-        embed_memories_task(ids[start : start + REQUEUE_BATCH])
     compression_ids = services.memories_requeue_stale_compressions()
-    for memory_id in compression_ids:
-        compress_memory_task(memory_id)
     if ids or compression_ids:
         logger.info("re-queued %d memories for embedding, %d for compression", len(ids), len(compression_ids))
     return len(ids) + len(compression_ids)

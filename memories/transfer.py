@@ -27,14 +27,17 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models.functions import MD5
+from django.http import StreamingHttpResponse
 from django.utils import timezone
 
-from memories.compression import enqueue_compression, guard, reset_compression
-from memories.exceptions import ValidationError
+from gnosem.errors import ValidationError
+from gnosem.types import Owner
+from memories.compression import awaiting_compression, guard, reset_compression
 from memories.models import MAX_CONTENT_CHARS, CompressionStatus, IndexingStatus, Memory
+from memories.queue import enqueue_compression, enqueue_indexing
 from memories.quotas import quota_check, token_estimate
 from memories.selectors import memories_of
-from memories.services import CLAIM_BATCHES, enqueue_indexing, memories_reread_after_import
+from memories.services import memories_reread_after_import
 from memories.validation import clean_content, clean_datetime, clean_tags, clean_written_by
 
 FORMAT = "gnosem-export"
@@ -55,9 +58,12 @@ INSERT_BATCH = 500
 ID_LOOKUP_BATCH = 10_000
 
 
-def export_filename() -> str:
-    """The download's file name, stamped with the time (UTC)."""
-    return f"gnosem-export-{timezone.now():%Y%m%d-%H%M%S}.json"
+def export_response(owner: Owner) -> StreamingHttpResponse:
+    """The owner's export as a file download, streamed, its name stamped with the time (UTC): what
+    the web page and the API answer with."""
+    response = StreamingHttpResponse(export_chunks(owner), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="gnosem-export-{timezone.now():%Y%m%d-%H%M%S}.json"'
+    return response
 
 
 def exceeds_import_limit(content_length: str | None) -> bool:
@@ -89,12 +95,12 @@ def memory_to_export(memory: Memory) -> dict[str, Any]:
     }
 
 
-def export_count(owner) -> int:
+def export_count(owner: Owner) -> int:
     """How many memories an export of this owner holds."""
     return memories_of(owner).count()
 
 
-def export_chunks(owner, *, progress: Callable[[int], None] | None = None) -> Iterator[str]:
+def export_chunks(owner: Owner, *, progress: Callable[[int], None] | None = None) -> Iterator[str]:
     """The owner's export document in pieces (one memory per line), oldest memory first, read
     from the database a batch at a time so that any number of memories streams in bounded memory.
     `progress(n)` is called after each memory written out."""
@@ -282,7 +288,7 @@ def _clean_document(document: object) -> list[_Entry]:
     return entries
 
 
-def import_memories(*, owner, document: object, progress: Callable[[int], None] | None = None) -> ImportReport:
+def import_memories(*, owner: Owner, document: object, progress: Callable[[int], None] | None = None) -> ImportReport:
     """Import a parsed export document into the owner's memories, all or nothing.
     `progress(n)` is called as entries are written (or skipped)."""
     entries = _clean_document(document)
@@ -317,12 +323,10 @@ def import_memories(*, owner, document: object, progress: Callable[[int], None] 
             created_ids.extend(memory.pk for memory in batch)
             if progress:
                 progress(len(batch))
-        step = settings.GNOSEM_EMBEDDING_BATCH_SIZE * CLAIM_BATCHES
-        for start in range(0, len(created_ids), step):
-            enqueue_indexing(created_ids[start : start + step])
+        enqueue_indexing(created_ids)
         memories_reread_after_import(owner=owner, memories=memories)  # embedded ones that read an imported one now
-        for memory in memories:
-            enqueue_compression(memory)  # those arriving without a compressed form, when a model is on
+        # Those arriving without a compressed form, when a model is on.
+        enqueue_compression(awaiting_compression(memories))
     return ImportReport(
         imported=len(memories),
         duplicates=len(entries) - len(fresh),
@@ -331,7 +335,7 @@ def import_memories(*, owner, document: object, progress: Callable[[int], None] 
     )
 
 
-def _existing_keys(owner, entries: list[_Entry]) -> set[tuple[str, datetime]]:
+def _existing_keys(owner: Owner, entries: list[_Entry]) -> set[tuple[str, datetime]]:
     """(content digest, creation time) of the owner's memories in the file's time span: the
     duplicate check. A range, not a list of times: a query holds at most 65,535 parameters."""
     if not entries:
@@ -347,7 +351,7 @@ def _existing_keys(owner, entries: list[_Entry]) -> set[tuple[str, datetime]]:
     )
 
 
-def _taken_ids(owner, public_ids: list[uuid.UUID]) -> set[uuid.UUID]:
+def _taken_ids(owner: Owner, public_ids: list[uuid.UUID]) -> set[uuid.UUID]:
     """Which of these ids the owner's memories already have (other users' never matter: ids are
     unique per owner), asked a batch at a time."""
     taken: set[uuid.UUID] = set()
@@ -362,7 +366,7 @@ def _taken_ids(owner, public_ids: list[uuid.UUID]) -> set[uuid.UUID]:
 _UNDECIDED = {CompressionStatus.PENDING, CompressionStatus.DISABLED, CompressionStatus.COMPRESSED}
 
 
-def _memory_from(owner, entry: _Entry, public_id: uuid.UUID) -> Memory:
+def _memory_from(owner: Owner, entry: _Entry, public_id: uuid.UUID) -> Memory:
     now = timezone.now()
     memory = Memory(
         public_id=public_id,

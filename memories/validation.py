@@ -1,19 +1,25 @@
-"""Checks and normalisation of user-supplied values, shared by every interface."""
+"""Checks and normalisation of user-supplied values, shared by every interface, and their bounds as
+JSON Schema for the interfaces to publish."""
 
 import re
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from memories.exceptions import ValidationError
+from gnosem.errors import ValidationError
 from memories.models import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, TAG_PATTERN
 from memories.selectors import MemoryFilters
 
 MAX_QUERY_CHARS = 2_000
+DEFAULT_TOP_K = 10
 MAX_TOP_K = 50
+DEFAULT_LIST_LIMIT = 20
+MAX_LIST_LIMIT = 100
+MAX_HALF_LIFE_DAYS = 36_500
 _TAG_RE = re.compile(TAG_PATTERN)
 
 
@@ -71,7 +77,19 @@ def clean_written_by(written_by: object) -> str:
     return written_by
 
 
-def clean_client_name(name: object) -> str:
+def written_by_or_default(written_by: object, *, token_name: str, client_name: str | None = None) -> object:
+    """`written_by` as given, or for a memory written without one (omitted or null) its default:
+    the name the client gave itself when the request carries one (each MCP 2026-07-28 request
+    sends `clientInfo`), else the name of the API token in use. 2025 MCP clients name themselves
+    only in `initialize`, which a stateless server cannot remember, and REST requests name no
+    client, so for them the token's name ("laptop claude code") is the label. MCP and the REST
+    API both take the default from here."""
+    if written_by is not None:
+        return written_by
+    return _client_name(client_name) or _client_name(token_name)
+
+
+def _client_name(name: object) -> str:
     """A name a client or token gave itself, made fit to be a memory's default `written_by`:
     control characters become spaces, whitespace runs one space, cut to the column's length;
     "" when nothing is left. Unlike an argument, nobody is there to correct it."""
@@ -90,43 +108,48 @@ def clean_query(query: object) -> str:
     return query.strip()
 
 
-def clean_top_k(top_k: object, default: int = 10) -> int:
-    if top_k is None:
+def clean_top_k(top_k: object) -> int:
+    """How many search results."""
+    return _count("top_k", top_k, default=DEFAULT_TOP_K, maximum=MAX_TOP_K)
+
+
+def clean_limit(limit: object) -> int:
+    """Memories per page of a list."""
+    return _count("limit", limit, default=DEFAULT_LIST_LIMIT, maximum=MAX_LIST_LIMIT)
+
+
+def _count(field: str, value: object, *, default: int, maximum: int) -> int:
+    """A whole number from 1 to `maximum`; `default` when not given."""
+    if value is None:
         return default
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise ValidationError("top_k", f"must be a whole number from 1 to {MAX_TOP_K}.")
-    return top_k
-
-
-MAX_HALF_LIFE_DAYS = 36_500
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise ValidationError(field, f"must be a whole number from 1 to {maximum}.")
+    return value
 
 
 def clean_half_life_days(value: object, default: float) -> float:
     """Days after which a memory's recency boost halves; 0 turns decay off."""
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_HALF_LIFE_DAYS:
-        raise ValidationError(
-            "half_life_days", f"must be a number of days from 0 (no recency boost) to {MAX_HALF_LIFE_DAYS:,}."
-        )
-    return float(value)
+    return _number(
+        "half_life_days",
+        value,
+        default=default,
+        maximum=MAX_HALF_LIFE_DAYS,
+        bounds=f"a number of days from 0 (no recency boost) to {MAX_HALF_LIFE_DAYS:,}",
+    )
 
 
 def clean_fraction(field: str, value: object, default: float) -> float:
     """A number from 0 to 1 (diversity, min_score)."""
+    return _number(field, value, default=default, maximum=1, bounds="a number from 0 to 1")
+
+
+def _number(field: str, value: object, *, default: float, maximum: float, bounds: str) -> float:
+    """A number from 0 to `maximum`; `default` when not given. `bounds` says so in the error."""
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ValidationError(field, "must be a number from 0 to 1.")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= maximum:
+        raise ValidationError(field, f"must be {bounds}.")
     return float(value)
-
-
-def clean_limit(limit: object, default: int = 20, maximum: int = 100) -> int:
-    if limit is None:
-        return default
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
-        raise ValidationError("limit", f"must be a whole number from 1 to {maximum}.")
-    return limit
 
 
 # Times read from users (filters, the dashboard's from/to, imported memories) must lie in this
@@ -181,3 +204,25 @@ def clean_filters(arguments: Mapping[str, object]) -> MemoryFilters:
         created_after=clean_datetime("created_after", arguments.get("created_after")),
         created_before=clean_datetime("created_before", arguments.get("created_before")),
     )
+
+
+# The bounds above as JSON Schema, for the interfaces that publish them: the MCP tools' input
+# schemas and the OpenAPI document add descriptions to these and restate no bound or default.
+QUERY_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS}
+TOP_K_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_TOP_K, "default": DEFAULT_TOP_K}
+LIMIT_SCHEMA: dict[str, Any] = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": MAX_LIST_LIMIT,
+    "default": DEFAULT_LIST_LIMIT,
+}
+HALF_LIFE_DAYS_SCHEMA: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": MAX_HALF_LIFE_DAYS}
+FRACTION_SCHEMA: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+CONTENT_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_CONTENT_CHARS}
+TAGS_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": MAX_TAG_CHARS},
+    "maxItems": MAX_TAGS,
+}
+WRITTEN_BY_SCHEMA: dict[str, Any] = {"type": "string", "maxLength": MAX_WRITTEN_BY_CHARS}
+MEMORY_ID_SCHEMA: dict[str, Any] = {"type": "string", "format": "uuid"}

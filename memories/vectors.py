@@ -1,4 +1,4 @@
-"""Which embedding models a memory's vectors are made with, and changing the model (DESIGN.md §2).
+"""Which embedding models a memory's vectors are made with, and changing the model (docs/design.md §3).
 
 Search reads the vectors of the serving model (`ServingModel`, one row shared by every process).
 When GNOSEM_EMBEDDING_MODEL names another model:
@@ -17,7 +17,7 @@ from django.utils import timezone
 from memories import embedding
 from memories.chunking import Span
 from memories.models import Chunk, IndexingStatus, Memory, ServingModel
-from memories.search.context import embedding_pieces
+from memories.sequences import embedding_pieces
 
 
 class ServingModelChanged(RuntimeError):

@@ -15,17 +15,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
+from gnosem.errors import NotFound, QuotaExceeded, ValidationError
 from memories import health, llm, selectors, services, transfer
-from memories.exceptions import NotFound, QuotaExceeded, ValidationError
 from memories.models import Memory
 from memories.quotas import quota_usage
 from memories.ratelimit import import_rate_limit_hit
 from memories.search.pipeline import search_hybrid
 from memories.usage_chart import writes_chart
-from memories.validation import clean_datetime, clean_filters
+from memories.validation import MAX_TOP_K, clean_datetime, clean_filters
 
 PAGE_SIZE = 25
-SEARCH_RESULTS = 50
+SEARCH_RESULTS = MAX_TOP_K  # as many as a search may return
 CHART_DAYS = 30
 
 
@@ -169,8 +169,7 @@ def retry_failed(request: HttpRequest) -> HttpResponse:
 @require_GET
 def export_download(request: HttpRequest) -> StreamingHttpResponse:
     """All the user's memories as one JSON file, streamed."""
-    response = StreamingHttpResponse(transfer.export_chunks(request.user), content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="{transfer.export_filename()}"'
+    response = transfer.export_response(request.user)
     activity_record(owner=request.user, action=ActivityAction.EXPORTED, request=request)
     return response
 
@@ -179,7 +178,7 @@ def export_download(request: HttpRequest) -> StreamingHttpResponse:
 @require_http_methods(["GET", "POST"])
 def transfer_page(request: HttpRequest) -> HttpResponse:
     """Export (a link) and import (an upload form); POST imports the uploaded file (uploads over
-    the size limit never get here: gnosem.middleware refuses them unread)."""
+    the size limit never get here: memories.middleware refuses them unread)."""
     context = {"count": transfer.export_count(request.user), "limit": transfer.import_limit_description()}
     if request.method == "GET":
         return render(request, "memories/transfer.html", context)

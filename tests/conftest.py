@@ -1,16 +1,21 @@
-"""Shared fixtures: an owner and a stranger, each with tokens, tasks run in-process, and
-compression off unless a test points it at a chat server."""
+"""Shared fixtures: an owner and a stranger, each with tokens, tasks run in-process, compression
+off unless a test points it at a chat server, a fast password hasher, and management commands run
+as an operator would."""
 
 import os
+from collections.abc import Callable, Iterator
+from io import StringIO
 
 import hypothesis
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.core.management import call_command
 from django.test import Client
 from huey.contrib.djhuey import HUEY
 
 from accounts.tokens import token_create
+from memories import health
 
 # The fuzzing suites (schema, MCP, isolation) try the same examples on every run by default, so a
 # red `make test` always reproduces; HYPOTHESIS_PROFILE=explore draws new ones each run.
@@ -34,6 +39,36 @@ def compression_off(settings):
     configure their own (tests/memories/conftest.py)."""
     settings.GNOSEM_LLM_BASE_URL = None
     settings.GNOSEM_LLM_MODEL = None
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings):
+    """Tests sign up and sign in many times (throttles count failed sign-ins): a fast hasher keeps
+    them quick; what is tested is the flow around the check, not the hash."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def consumer_expected() -> Iterator[None]:
+    """Tasks go to a consumer (as in production), so /healthz looks for its heartbeat in the cache,
+    where none is yet."""
+    HUEY.immediate = False
+    cache.delete(health._heartbeat_key())
+    yield
+    HUEY.immediate = True
+    cache.delete(health._heartbeat_key())
+
+
+@pytest.fixture(scope="session")
+def command() -> Callable[..., tuple[str, str]]:
+    """Run a management command as an operator would; returns what it wrote to stdout and stderr."""
+
+    def command(*args: str) -> tuple[str, str]:
+        stdout, stderr = StringIO(), StringIO()
+        call_command(*args, stdout=stdout, stderr=stderr)
+        return stdout.getvalue(), stderr.getvalue()
+
+    return command
 
 
 @pytest.fixture(scope="session")

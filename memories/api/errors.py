@@ -9,7 +9,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from memories.exceptions import GnosemError, NotFound, PermissionDenied, QuotaExceeded, ValidationError
+from gnosem.errors import GnosemError, NotFound, PermissionDenied, QuotaExceeded, ValidationError
 from memories.models import MAX_CONTENT_CHARS
 
 logger = logging.getLogger(__name__)

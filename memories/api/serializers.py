@@ -1,62 +1,101 @@
-"""Shapes of the API's requests and answers, for the OpenAPI schema. The services validate the
-input and `memory_to_dict` makes the output; these only describe them, so the two cannot drift
-from MCP's behaviour."""
+"""Shapes of the API's requests and answers, for the OpenAPI document. The services validate the
+input and the presenters make the output; a memory's shapes and the bounds of its fields are the
+JSON Schemas of memories.presenters and memories.validation, which the MCP tools publish too, only
+written here as OpenAPI 3.0, so the document cannot drift from what either interface does."""
 
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
-from memories.models import MAX_CONTENT_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, IndexingStatus
+from memories.presenters import MEMORY_PAGE_SCHEMA, MEMORY_SCHEMA, SEARCH_HIT_SCHEMA, SEARCH_RESULTS_SCHEMA
+from memories.validation import CONTENT_SCHEMA, TAGS_SCHEMA, WRITTEN_BY_SCHEMA
 
 
-class MemoryOut(serializers.Serializer):
-    id = serializers.UUIDField()
-    content = serializers.CharField(
-        help_text="The compressed form when there is one (unless raw=true), else the text as written."
-    )
-    optimized = serializers.BooleanField(help_text="Whether `content` is the compressed form.")
-    content_raw = serializers.CharField(required=False, help_text="The text as written; only when `optimized`.")
-    tags = serializers.ListField(child=serializers.CharField())
-    written_by = serializers.CharField()
-    created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
-    indexing_status = serializers.ChoiceField(choices=IndexingStatus.values)
-    tokens = serializers.IntegerField(help_text="Estimated tokens to read `content`.")
+def openapi_schema(schema: Any, reference: Callable[[dict[str, Any]], dict[str, Any] | None]) -> Any:
+    """A JSON Schema as OpenAPI 3.0 writes it: a type list naming "null" becomes `nullable`, and a
+    part for which `reference` gives a `$ref` becomes that reference."""
+    if isinstance(schema, list):
+        return [openapi_schema(item, reference) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if (ref := reference(schema)) is not None:
+        return ref
+    converted = {key: openapi_schema(value, reference) for key, value in schema.items()}
+    types = converted.get("type")
+    if isinstance(types, list) and "null" in types:
+        [converted["type"]] = [name for name in types if name != "null"]
+        converted["nullable"] = True
+    return converted
 
 
-class SearchResultOut(MemoryOut):
-    score = serializers.FloatField(help_text="Relevance, 1.0 at best.")
-    explanation = serializers.DictField(
-        required=False,
-        help_text=(
-            "Only with explain=true. `signals`: rank and raw score in each signal that found the memory; "
-            "`fused`: their combined score (`context`: the part gained from neighbouring memories); the factors "
-            "applied after it (`recency`, `time_window`, `diversity`, each present when applied); the final `score`."
-        ),
-    )
+class JsonSchemaShape(serializers.Serializer):
+    """A body that `json_schema` describes; it only documents (the views validate nothing with it)."""
+
+    json_schema: ClassVar[dict[str, Any]]
+    # Each shape by its schema: a shape nested in another is documented as its own component.
+    by_schema: ClassVar[dict[int, type["JsonSchemaShape"]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        JsonSchemaShape.by_schema[id(cls.json_schema)] = cls
 
 
-class SearchOut(serializers.Serializer):
-    results = SearchResultOut(many=True)
+class JsonSchemaShapeExtension(OpenApiSerializerExtension):
+    """Gives each JsonSchemaShape its `json_schema` as its OpenAPI component."""
+
+    target_class = JsonSchemaShape
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        def reference(part: dict[str, Any]) -> dict[str, Any] | None:
+            shape = JsonSchemaShape.by_schema.get(id(part))
+            if shape is None or part is self.target.json_schema:
+                return None
+            return auto_schema.resolve_serializer(shape, direction).ref
+
+        return openapi_schema(self.target.json_schema, reference)
 
 
-class MemoryPageOut(serializers.Serializer):
-    memories = MemoryOut(many=True)
-    next_cursor = serializers.CharField(
-        allow_null=True, help_text="Pass as `cursor` for the next page; null at the end."
-    )
+class MemoryOut(JsonSchemaShape):
+    json_schema = MEMORY_SCHEMA
 
 
-class MemoryCreateIn(serializers.Serializer):
-    content = serializers.CharField(max_length=MAX_CONTENT_CHARS)
-    tags = serializers.ListField(child=serializers.CharField(), max_length=MAX_TAGS, required=False)
-    written_by = serializers.CharField(
-        max_length=MAX_WRITTEN_BY_CHARS, required=False, help_text="The client's name; defaults to the token's name."
-    )
+class SearchResultOut(JsonSchemaShape):
+    json_schema = SEARCH_HIT_SCHEMA
 
 
-class MemoryUpdateIn(serializers.Serializer):
-    content = serializers.CharField(max_length=MAX_CONTENT_CHARS, required=False)
-    tags = serializers.ListField(child=serializers.CharField(), max_length=MAX_TAGS, required=False)
-    written_by = serializers.CharField(max_length=MAX_WRITTEN_BY_CHARS, required=False)
+class SearchOut(JsonSchemaShape):
+    json_schema = SEARCH_RESULTS_SCHEMA
+
+
+class MemoryPageOut(JsonSchemaShape):
+    json_schema = MEMORY_PAGE_SCHEMA
+
+
+WRITE_PROPERTIES: dict[str, Any] = {
+    "content": CONTENT_SCHEMA,
+    "tags": {**TAGS_SCHEMA, "description": "Stored lower-case; on update they replace all of the memory's tags."},
+    "written_by": {
+        **WRITTEN_BY_SCHEMA,
+        "description": "The client's name; when omitted on create, the name of the token in use.",
+    },
+}
+
+
+class MemoryCreateIn(JsonSchemaShape):
+    json_schema = {
+        "type": "object",
+        "properties": WRITE_PROPERTIES,
+        "required": ["content"],
+        "additionalProperties": False,
+    }
+
+
+class MemoryUpdateIn(JsonSchemaShape):
+    # At least one field: an empty change is refused ("nothing to change").
+    json_schema = {"type": "object", "properties": WRITE_PROPERTIES, "minProperties": 1, "additionalProperties": False}
 
 
 class ImportReportOut(serializers.Serializer):

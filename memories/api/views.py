@@ -18,42 +18,65 @@ from rest_framework.views import APIView
 
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
+from gnosem.errors import ValidationError
 from memories import quotas, selectors, services, transfer
 from memories.api import serializers as shapes
 from memories.api.errors import error_body
 from memories.api.throttles import ImportRateThrottle, TokenRateThrottle
-from memories.exceptions import ValidationError
-from memories.presenters import memory_to_dict, search_hit_to_dict
+from memories.presenters import memory_page_to_dict, memory_to_dict, search_results_to_dict
 from memories.search.pipeline import search_hybrid
-from memories.validation import MAX_HALF_LIFE_DAYS, clean_client_name, clean_filters, clean_limit, clean_top_k
+from memories.validation import (
+    DEFAULT_LIST_LIMIT,
+    DEFAULT_TOP_K,
+    FRACTION_SCHEMA,
+    HALF_LIFE_DAYS_SCHEMA,
+    LIMIT_SCHEMA,
+    MAX_HALF_LIFE_DAYS,
+    MAX_LIST_LIMIT,
+    MAX_TOP_K,
+    QUERY_SCHEMA,
+    TOP_K_SCHEMA,
+    WRITTEN_BY_SCHEMA,
+    clean_filters,
+    clean_limit,
+    written_by_or_default,
+)
 
 Number = TypeVar("Number", int, float)
 
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 100
-DEFAULT_TOP_K = 10
-WRITE_FIELDS = {"content", "tags", "written_by"}
+WRITE_FIELDS = set(shapes.WRITE_PROPERTIES)
 
-ERRORS = {
-    400: OpenApiResponse(shapes.ErrorOut, description="A parameter is malformed; the message says which and why."),
+# What any operation may answer, whatever its parameters.
+ANY_REQUEST_ERRORS = {
     401: OpenApiResponse(shapes.ErrorOut, description="Missing, unknown or revoked token."),
+    406: OpenApiResponse(shapes.ErrorOut, description="The Accept header allows no JSON answer."),
     429: OpenApiResponse(
         shapes.ErrorOut,
         description="Over the token's rate limit (GNOSEM_TOKEN_RATE_LIMIT); `Retry-After` gives the seconds to wait.",
     ),
 }
-BODY_TOO_LARGE = OpenApiResponse(
-    shapes.ErrorOut, description="The body is over the server's limit for API requests (DATA_UPLOAD_MAX_MEMORY_SIZE)."
-)
+ERRORS = {
+    400: OpenApiResponse(shapes.ErrorOut, description="A parameter is malformed; the message says which and why."),
+    **ANY_REQUEST_ERRORS,
+}
+# What an operation taking a memory's fields as a JSON body may answer besides.
+BODY_ERRORS = {
+    413: OpenApiResponse(
+        shapes.ErrorOut,
+        description="The body is over the server's limit for API requests (DATA_UPLOAD_MAX_MEMORY_SIZE).",
+    ),
+    415: OpenApiResponse(shapes.ErrorOut, description="The body is not sent as application/json."),
+}
 QUOTA_REFUSED = OpenApiResponse(
     shapes.ErrorOut,
     description="A read token (`forbidden`), or the write would exceed the account's quota (`quota_exceeded`).",
 )
 FILTER_PARAMETERS = [
     OpenApiParameter("tags", str, description="Comma-separated; a memory must carry all of them."),
-    OpenApiParameter("written_by", str, description="Only memories written by this client."),
-    OpenApiParameter("created_after", OpenApiTypes.DATETIME, description="ISO 8601 date or date-time, inclusive."),
-    OpenApiParameter("created_before", OpenApiTypes.DATETIME, description="ISO 8601 date or date-time, exclusive."),
+    OpenApiParameter("written_by", WRITTEN_BY_SCHEMA, description="Only memories written by this client."),
+    # Strings, not `format: date-time`: a date alone (2025-06-01) is accepted too.
+    OpenApiParameter("created_after", str, description="ISO 8601 date or date-time, inclusive."),
+    OpenApiParameter("created_before", str, description="ISO 8601 date or date-time, exclusive."),
 ]
 RAW_PARAMETER = OpenApiParameter(
     "raw", bool, description="Return the text as written in `content`, even when a compressed form exists."
@@ -61,13 +84,13 @@ RAW_PARAMETER = OpenApiParameter(
 SEARCH_OPTION_PARAMETERS = [
     OpenApiParameter(
         "min_score",
-        {"type": "number", "minimum": 0, "maximum": 1},
+        FRACTION_SCHEMA,
         default=0,
         description="0-1 (default 0): leave out results scoring below this; 1.0 is first place in every signal.",
     ),
     OpenApiParameter(
         "half_life_days",
-        {"type": "number", "minimum": 0, "maximum": MAX_HALF_LIFE_DAYS},
+        HALF_LIFE_DAYS_SCHEMA,
         description=(
             f"0-{MAX_HALF_LIFE_DAYS:,} (default: the server's GNOSEM_HALF_LIFE_DAYS, 30 unless configured): "
             "newer memories rank a little higher, the boost halving every this many days; 0 turns it off."
@@ -75,7 +98,7 @@ SEARCH_OPTION_PARAMETERS = [
     ),
     OpenApiParameter(
         "diversity",
-        {"type": "number", "minimum": 0, "maximum": 1},
+        FRACTION_SCHEMA,
         description=(
             "0-1 (default: the server's GNOSEM_DIVERSITY, 0.7 unless configured): how strongly near-duplicates "
             "of better results are pushed down (MMR's lambda); 0 = pure relevance."
@@ -147,7 +170,7 @@ class MemoryListView(APIView):
         operation_id="memories_list",
         summary="List memories, newest first",
         parameters=[
-            OpenApiParameter("limit", int, description=f"1-{MAX_LIMIT} (default {DEFAULT_LIMIT})."),
+            OpenApiParameter("limit", LIMIT_SCHEMA, description=f"1-{MAX_LIST_LIMIT} (default {DEFAULT_LIST_LIMIT})."),
             OpenApiParameter("cursor", str, description="`next_cursor` of the previous page."),
             *FILTER_PARAMETERS,
             RAW_PARAMETER,
@@ -158,20 +181,17 @@ class MemoryListView(APIView):
         page = selectors.memory_list(
             owner=request.user,
             filters=_filters(request),
-            limit=clean_limit(_whole_number(request, "limit"), default=DEFAULT_LIMIT, maximum=MAX_LIMIT),
+            limit=clean_limit(_whole_number(request, "limit")),
             cursor=request.query_params.get("cursor") or None,
         )
-        raw = _flag(request, "raw")
-        return Response(
-            {"memories": [memory_to_dict(memory, raw=raw) for memory in page.memories], "next_cursor": page.next_cursor}
-        )
+        return Response(memory_page_to_dict(page, raw=_flag(request, "raw")))
 
     @extend_schema(
         operation_id="memories_create",
         summary="Write a memory",
         description="Stored at once; embedding happens in the background (keyword search finds it meanwhile).",
         request=shapes.MemoryCreateIn,
-        responses={201: shapes.MemoryOut, **ERRORS, 403: QUOTA_REFUSED, 413: BODY_TOO_LARGE},
+        responses={201: shapes.MemoryOut, **ERRORS, **BODY_ERRORS, 403: QUOTA_REFUSED},
     )
     def post(self, request: Request) -> Response:
         data = _write_body(request)
@@ -179,7 +199,7 @@ class MemoryListView(APIView):
             owner=request.user,
             content=data.get("content"),
             tags=data.get("tags"),
-            written_by=data.get("written_by", clean_client_name(request.auth.name)),
+            written_by=written_by_or_default(data.get("written_by"), token_name=request.auth.name),
         )
         location = reverse("api-memory", args=[memory.public_id])
         return Response(memory_to_dict(memory), status=status.HTTP_201_CREATED, headers={"Location": location})
@@ -201,7 +221,7 @@ class MemoryDetailView(APIView):
         summary="Change a memory's content, tags or client",
         description="New content is embedded again; searches use the old vectors until then.",
         request=shapes.MemoryUpdateIn,
-        responses={200: shapes.MemoryOut, **ERRORS, 403: QUOTA_REFUSED, 404: shapes.ErrorOut, 413: BODY_TOO_LARGE},
+        responses={200: shapes.MemoryOut, **ERRORS, **BODY_ERRORS, 403: QUOTA_REFUSED, 404: shapes.ErrorOut},
     )
     def patch(self, request: Request, public_id: uuid.UUID) -> Response:
         data = _write_body(request)
@@ -217,7 +237,7 @@ class MemoryDetailView(APIView):
     @extend_schema(
         operation_id="memories_destroy",
         summary="Delete a memory",
-        responses={204: None, 401: ERRORS[401], 403: shapes.ErrorOut, 404: shapes.ErrorOut, 429: ERRORS[429]},
+        responses={204: None, **ANY_REQUEST_ERRORS, 403: shapes.ErrorOut, 404: shapes.ErrorOut},
     )
     def delete(self, request: Request, public_id: uuid.UUID) -> Response:
         services.memory_delete(owner=request.user, public_id=public_id)
@@ -229,8 +249,10 @@ class MemorySearchView(APIView):
         operation_id="memories_search",
         summary="Find memories by meaning and by exact words",
         parameters=[
-            OpenApiParameter("query", str, required=True, description="What to look for."),
-            OpenApiParameter("top_k", int, description=f"How many results, 1-50 (default {DEFAULT_TOP_K})."),
+            OpenApiParameter("query", QUERY_SCHEMA, required=True, description="What to look for."),
+            OpenApiParameter(
+                "top_k", TOP_K_SCHEMA, description=f"How many results, 1-{MAX_TOP_K} (default {DEFAULT_TOP_K})."
+            ),
             *FILTER_PARAMETERS,
             *SEARCH_OPTION_PARAMETERS,
             RAW_PARAMETER,
@@ -242,24 +264,23 @@ class MemorySearchView(APIView):
         hits = search_hybrid(
             owner=request.user,
             query=request.query_params.get("query"),
-            top_k=clean_top_k(_whole_number(request, "top_k"), default=DEFAULT_TOP_K),
+            top_k=_whole_number(request, "top_k"),
             filters=_filters(request),
             min_score=_number(request, "min_score"),
             half_life_days=_number(request, "half_life_days"),
             diversity=_number(request, "diversity"),
         )
-        return Response({"results": [search_hit_to_dict(hit, raw=raw, explain=explain) for hit in hits]})
+        return Response(search_results_to_dict(hits, raw=raw, explain=explain))
 
 
 class ExportView(APIView):
     @extend_schema(
         operation_id="export",
         summary="Every memory as one Gnosem export document (JSON, streamed)",
-        responses={200: OpenApiTypes.OBJECT, 401: ERRORS[401], 429: ERRORS[429]},
+        responses={200: OpenApiTypes.OBJECT, **ANY_REQUEST_ERRORS},
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        response = StreamingHttpResponse(transfer.export_chunks(request.user), content_type="application/json")
-        response["Content-Disposition"] = f'attachment; filename="{transfer.export_filename()}"'
+        response = transfer.export_response(request.user)
         activity_record(owner=request.user, action=ActivityAction.EXPORTED, token=request.auth, request=request)
         return response
 
@@ -335,8 +356,7 @@ class UsageView(APIView):
                     "tokens": _allowance("TokensAllowance", "Estimated tokens"),
                 },
             ),
-            401: ERRORS[401],
-            429: ERRORS[429],
+            **ANY_REQUEST_ERRORS,
         },
     )
     def get(self, request: Request) -> Response:

@@ -8,7 +8,7 @@ argument, so the caller (an LLM) can fix it.
 
 from typing import Any
 
-from memories.exceptions import ValidationError
+from gnosem.errors import ValidationError
 
 _TYPE_HINTS = {
     "string": "must be a string.",

@@ -12,14 +12,21 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from accounts.models import ApiToken
+from gnosem.errors import GnosemError, NotFound, PermissionDenied
+from gnosem.errors import ValidationError as MemoryValidationError
 from memories import selectors, services
-from memories.exceptions import GnosemError, NotFound, PermissionDenied
-from memories.exceptions import ValidationError as MemoryValidationError
 from memories.mcp import schemas
 from memories.mcp.arguments import check_arguments
-from memories.presenters import memory_to_dict, search_hit_to_dict
+from memories.presenters import (
+    MEMORY_PAGE_SCHEMA,
+    MEMORY_SCHEMA,
+    SEARCH_RESULTS_SCHEMA,
+    memory_page_to_dict,
+    memory_to_dict,
+    search_results_to_dict,
+)
 from memories.search.pipeline import search_hybrid
-from memories.validation import clean_client_name, clean_filters, clean_limit, clean_memory_id
+from memories.validation import clean_filters, clean_limit, clean_memory_id, written_by_or_default
 
 
 @dataclass(frozen=True)
@@ -32,12 +39,6 @@ class Caller:
     @property
     def owner(self) -> AbstractBaseUser:
         return self.token.owner
-
-    @property
-    def default_written_by(self) -> str:
-        # 2025 clients name themselves only in `initialize`, which a stateless server cannot
-        # remember; the token's name ("laptop claude code") is the next best label.
-        return clean_client_name(self.client_name) or clean_client_name(self.token.name)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,9 @@ def _write(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         owner=caller.owner,
         content=arguments["content"],
         tags=arguments.get("tags"),
-        written_by=arguments.get("written_by", caller.default_written_by),
+        written_by=written_by_or_default(
+            arguments.get("written_by"), token_name=caller.token.name, client_name=caller.client_name
+        ),
     )
     shape = memory_to_dict(memory)
     return {key: shape[key] for key in schemas.WRITE_OUTPUT["properties"]}
@@ -85,25 +88,23 @@ def _search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     hits = search_hybrid(
         owner=caller.owner,
         query=arguments["query"],
-        top_k=arguments.get("top_k", schemas.DEFAULT_TOP_K),
+        top_k=arguments.get("top_k"),
         filters=clean_filters(arguments),
         min_score=arguments.get("min_score"),
         half_life_days=arguments.get("half_life_days"),
         diversity=arguments.get("diversity"),
     )
-    raw, explain = arguments.get("raw", False), arguments.get("explain", False)
-    return {"results": [search_hit_to_dict(hit, raw=raw, explain=explain) for hit in hits]}
+    return search_results_to_dict(hits, raw=arguments.get("raw", False), explain=arguments.get("explain", False))
 
 
 def _list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     page = selectors.memory_list(
         owner=caller.owner,
         filters=clean_filters(arguments),
-        limit=clean_limit(arguments.get("limit"), default=schemas.DEFAULT_LIST_LIMIT, maximum=schemas.MAX_LIST_LIMIT),
+        limit=clean_limit(arguments.get("limit")),
         cursor=arguments.get("cursor"),
     )
-    raw = arguments.get("raw", False)
-    return {"memories": [memory_to_dict(memory, raw=raw) for memory in page.memories], "next_cursor": page.next_cursor}
+    return memory_page_to_dict(page, raw=arguments.get("raw", False))
 
 
 def _get(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -149,7 +150,7 @@ _ALL_TOOLS = (
             "'in May 2023', 'yesterday') favour memories written then."
         ),
         input_schema=schemas.SEARCH_INPUT,
-        output_schema=schemas.SEARCH_OUTPUT,
+        output_schema=SEARCH_RESULTS_SCHEMA,
         run=_search,
         read_only=True,
     ),
@@ -162,7 +163,7 @@ _ALL_TOOLS = (
             "memory_search is better."
         ),
         input_schema=schemas.LIST_INPUT,
-        output_schema=schemas.LIST_OUTPUT,
+        output_schema=MEMORY_PAGE_SCHEMA,
         run=_list,
         read_only=True,
     ),
@@ -171,7 +172,7 @@ _ALL_TOOLS = (
         title="Read a memory",
         description="Read one memory by its id (from memory_search, memory_list or memory_write).",
         input_schema=schemas.GET_INPUT,
-        output_schema=schemas.MEMORY,
+        output_schema=MEMORY_SCHEMA,
         run=_get,
         read_only=True,
     ),
@@ -183,7 +184,7 @@ _ALL_TOOLS = (
             "the fields given change). Prefer this to writing a second, contradicting memory."
         ),
         input_schema=schemas.UPDATE_INPUT,
-        output_schema=schemas.MEMORY,
+        output_schema=MEMORY_SCHEMA,
         run=_update,
         read_only=False,
         destructive=True,

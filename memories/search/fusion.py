@@ -2,8 +2,8 @@
 
 Each signal's scores are normalised to [0, 1] over its candidates (BM25 by the best match,
 cosine similarity min-max) and summed with the signals' weights. Unlike reciprocal rank fusion,
-which DESIGN.md §5 first named, this keeps how much better one candidate is than the next: on
-LoCoMo it finds more of the evidence at 5 and at 10 (see README, "Search quality").
+which the first design named (docs/design.md §11), this keeps how much better one candidate is
+than the next: on LoCoMo it finds more of the evidence (docs/benchmarks.md, "Search quality").
 
 Then a candidate also gains `context_weight` of the fused score of the candidates written just
 before and after it in the same sequence (same client, minutes apart): an answer ("Yes, last
@@ -18,9 +18,9 @@ from memories.search.signals import Ranked
 VECTOR_FLOOR = 0.05
 # How far (in cosine) the best vector candidate stands above the tenth: below the low mark the
 # vector signal is as flat as it usually is on conversational memories; from the high mark on, one
-# memory clearly means what the question asks. Calibrated on all-MiniLM-L6-v2: on LoCoMo 6 % of
-# the questions whose best vector match is wrong reach 0.2, on short self-contained facts asked in
-# other words most right answers stand 0.2-0.6 above the tenth.
+# memory clearly means what the question asks. Calibrated on all-MiniLM-L6-v2's similarity scale:
+# few LoCoMo questions whose best vector match is wrong stand out that far, while right answers to
+# short self-contained facts asked in other words usually do.
 VECTOR_GAP_FLAT = 0.15
 VECTOR_GAP_CLEAR = 0.30
 VECTOR_GAP_RANK = 10

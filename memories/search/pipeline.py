@@ -1,4 +1,4 @@
-"""search_hybrid: the search pipeline of DESIGN.md §5.
+"""search_hybrid: the search pipeline of docs/design.md §5.
 
 Vector and BM25 rankings of the owner's (filtered) memories are fused (weighted, normalised
 scores, plus a share of the scores of each memory's sequence neighbours); the fused score is
@@ -16,14 +16,15 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
+from gnosem.types import Owner
 from memories import embedding
 from memories.models import Memory
-from memories.search.context import sequence_neighbours
 from memories.search.fusion import Fused, add_context, fuse, query_weights
 from memories.search.reranking import diversify, recency_factor
 from memories.search.signals import keyword_ranking, memory_vectors, vector_ranking
 from memories.search.time_expressions import TimeWindow, parse_time_window
 from memories.selectors import MemoryFilters, memories_of
+from memories.sequences import sequence_neighbours
 from memories.validation import clean_fraction, clean_half_life_days, clean_query, clean_top_k
 from memories.vectors import serving_model_name
 
@@ -47,7 +48,7 @@ class SearchHit:
 
 def search_hybrid(
     *,
-    owner,
+    owner: Owner,
     query: object,
     top_k: object = None,
     filters: MemoryFilters | None = None,
@@ -95,7 +96,7 @@ def search_hybrid(
     ]
     candidates.sort(key=lambda candidate: -candidate.score)
     if diversity > 0 and len(candidates) > 1:
-        candidates = _diversified(candidates[: top_k * DIVERSITY_POOL_PER_RESULT], model_name, diversity, top_k)
+        candidates = _diversified(owner, candidates[: top_k * DIVERSITY_POOL_PER_RESULT], model_name, diversity, top_k)
     chosen = [candidate for candidate in candidates[:top_k] if candidate.score >= min_score]
     memories = memories_of(owner).in_bulk([candidate.memory_id for candidate in chosen])
     return [
@@ -136,9 +137,12 @@ def _weighed(
     return _Candidate(entry.memory_id, score, explanation)
 
 
-def _diversified(candidates: list[_Candidate], model_name: str, diversity: float, count: int) -> list[_Candidate]:
+def _diversified(
+    owner: Owner, candidates: list[_Candidate], model_name: str, diversity: float, count: int
+) -> list[_Candidate]:
     """MMR's picks, best first, each with its redundancy discount applied and explained."""
-    vectors = memory_vectors([candidate.memory_id for candidate in candidates], model_name) if model_name else {}
+    ids = [candidate.memory_id for candidate in candidates]
+    vectors = memory_vectors(owner_id=owner.pk, memory_ids=ids, model=model_name) if model_name else {}
     picks = diversify(
         [candidate.score for candidate in candidates],
         [vectors.get(candidate.memory_id) for candidate in candidates],

@@ -1,4 +1,4 @@
-"""Steps after fusion (DESIGN.md §5): recency decay, the query's time window, MMR diversity.
+"""Steps after fusion (docs/design.md §5): recency decay, the query's time window, MMR diversity.
 
 Each step multiplies a candidate's score by a factor in (0, 1], so scores stay in (0, 1] and
 the breakdown can show what each step did.

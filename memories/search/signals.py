@@ -9,9 +9,10 @@ from datetime import datetime
 import numpy as np
 from django.db import connection
 from pgvector import Vector
+from psycopg import sql
 
-from memories.search.context import CONTEXT_WINDOW, predecessor_sql
 from memories.selectors import MemoryFilters
+from memories.sequences import CONTEXT_WINDOW, predecessor_sql
 
 # BM25 parameters (Robertson & Zaragoza's usual values).
 BM25_K1 = 1.2
@@ -30,33 +31,41 @@ class Ranked:
     lent: bool = False
 
 
-# The distance is computed once per chunk and sorted by name (ordering by the expression again
-# would compute it a second time). A short memory's in-context reading (its predecessor's tail +
-# itself, `memories.search.context`; position > 0 from offset 0) matches what either memory says,
-# so when it is a memory's best match it counts for the predecessor too, which goes first: without
+# The vector query, in parts. A short memory's in-context reading (its predecessor's tail + itself,
+# memories.sequences; a chunk at position > 0 from offset 0) matches what either memory says, so
+# when it is a memory's best match it counts for the predecessor too, which goes first: without
 # that, a fact an assistant wrote right after another one outranks it on the other one's topic.
-_VECTOR_SQL = """
-WITH nearest AS (
+
+# The owner's nearest chunks by an exact scan; the distance is computed once per chunk and sorted
+# by name (ordering by the expression again would compute it a second time).
+_NEAREST_SQL = sql.SQL("""
     SELECT c.memory_id, c.embedding <=> %(vector)s::halfvec AS distance, (c.position > 0 AND c.start = 0) AS borrowed
     FROM memories_chunk c {join}
     WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}
     ORDER BY distance
-    LIMIT %(chunks)s
-),
-best AS (
+    LIMIT %(chunks)s""")
+# Joined only when filtering on the memories: hashing every memory costs more than the scan.
+_FILTERED_MEMORY_JOIN_SQL = sql.SQL("JOIN memories_memory m ON m.id = c.memory_id AND m.owner_id = %(owner)s")
+# A memory scores as its best chunk; its best own chunk (2, beyond any cosine distance, when there
+# is none) tells whether that is its in-context reading, and its place whether it makes the limit.
+_BEST_SQL = sql.SQL("""
     SELECT memory_id, min(distance) AS distance, coalesce(min(distance) FILTER (WHERE NOT borrowed), 2) AS own_distance,
            row_number() OVER (ORDER BY min(distance)) AS place
-    FROM nearest GROUP BY memory_id
-),
-lent AS (
+    FROM nearest GROUP BY memory_id""")
+# The predecessor of `s`, the memory whose in-context reading matched.
+_PREDECESSOR_OF_S_SQL = predecessor_sql("s", "id")
+# The predecessor of each memory best matched by its in-context reading borrows that distance,
+# when it passes the filters too.
+_LENT_SQL = sql.SQL("""
     SELECT m.id AS memory_id, b.distance
     FROM best b
     JOIN memories_memory s ON s.id = b.memory_id
     CROSS JOIN LATERAL ({predecessor}) predecessor
     JOIN memories_memory m ON m.id = predecessor.id
-    WHERE b.distance < b.own_distance AND b.place <= %(limit)s {filters}
-),
-scored AS (
+    WHERE b.distance < b.own_distance AND b.place <= %(limit)s {filters}""")
+# Each memory's best reading, its own or a lent one; an own in-context reading yields to the
+# predecessor it lends to.
+_SCORED_SQL = sql.SQL("""
     SELECT memory_id, min(distance) AS distance, (array_agg(lent ORDER BY distance))[1] AS lent
     FROM (
         SELECT memory_id, distance + CASE WHEN distance < own_distance THEN %(yield)s ELSE 0 END AS distance,
@@ -65,21 +74,32 @@ scored AS (
         UNION ALL
         SELECT memory_id, distance, true FROM lent
     ) readings
-    GROUP BY memory_id
+    GROUP BY memory_id""")
+# Best first, ties to the higher id; `created_at` saves the pipeline a query.
+_VECTOR_SQL = sql.SQL("""
+WITH nearest AS ({nearest}
+),
+best AS ({best}
+),
+lent AS ({lent}
+),
+scored AS ({scored}
 )
 SELECT scored.memory_id, 1 - scored.distance AS similarity, found.created_at, scored.lent
 FROM scored
 JOIN memories_memory found ON found.id = scored.memory_id
 ORDER BY similarity DESC, scored.memory_id DESC
 LIMIT %(limit)s
-""".replace("{predecessor}", predecessor_sql("s", "id"))
+""")
 # Nearest chunks fetched per wanted memory: a long memory may hold several of the nearest chunks.
 CHUNKS_PER_MEMORY = 3
 # How far below its predecessor a memory ranks when both score by the same in-context reading.
 BORROWED_YIELD = 0.001
 
 
-def vector_ranking(*, owner_id: int, query_vector, model: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
+def vector_ranking(
+    *, owner_id: int, query_vector: np.ndarray, model: str, filters: MemoryFilters, limit: int
+) -> list[Ranked]:
     """Cosine similarity of the query to each chunk; a memory scores as its best chunk, or as its
     successor's in-context reading when that is better (see `_VECTOR_SQL`).
 
@@ -87,11 +107,17 @@ def vector_ranking(*, owner_id: int, query_vector, model: str, filters: MemoryFi
     recall 1.0, where an HNSW index filtered to one owner returns almost nothing.
     """
     filters_sql, filter_params = _filters_sql(filters)
-    # Join the memories only to filter on them: hashing every memory costs more than the scan.
-    join = "JOIN memories_memory m ON m.id = c.memory_id AND m.owner_id = %(owner)s" if filters_sql else ""
+    query = _VECTOR_SQL.format(
+        nearest=_NEAREST_SQL.format(
+            join=_FILTERED_MEMORY_JOIN_SQL if filter_params else sql.SQL(""), filters=filters_sql
+        ),
+        best=_BEST_SQL,
+        lent=_LENT_SQL.format(predecessor=_PREDECESSOR_OF_S_SQL, filters=filters_sql),
+        scored=_SCORED_SQL,
+    )
     with connection.cursor() as cursor:
         cursor.execute(
-            _VECTOR_SQL.replace("{join}", join).replace("{filters}", filters_sql),
+            query,
             {
                 "vector": Vector(query_vector).to_text(),
                 "owner": owner_id,
@@ -109,25 +135,26 @@ def vector_ranking(*, owner_id: int, query_vector, model: str, filters: MemoryFi
         ]
 
 
-def _filters_sql(filters: MemoryFilters) -> tuple[str, dict]:
-    """The filters as SQL on `m` (memories_memory), with named parameters."""
+def _filters_sql(filters: MemoryFilters) -> tuple[sql.Composed, dict]:
+    """The filters as SQL on `m` (memories_memory), each clause after an AND, with named
+    parameters (one per clause)."""
     clauses, params = [], {}
     if filters.tags:
-        clauses.append("m.tags @> %(tags)s::varchar[]")
+        clauses.append(sql.SQL(" AND m.tags @> %(tags)s::varchar[]"))
         params["tags"] = list(filters.tags)
     if filters.written_by:
-        clauses.append("m.written_by = %(written_by)s")
+        clauses.append(sql.SQL(" AND m.written_by = %(written_by)s"))
         params["written_by"] = filters.written_by
     if filters.created_after:
-        clauses.append("m.created_at >= %(created_after)s")
+        clauses.append(sql.SQL(" AND m.created_at >= %(created_after)s"))
         params["created_after"] = filters.created_after
     if filters.created_before:
-        clauses.append("m.created_at < %(created_before)s")
+        clauses.append(sql.SQL(" AND m.created_at < %(created_before)s"))
         params["created_before"] = filters.created_before
-    return "".join(f" AND {clause}" for clause in clauses), params
+    return sql.Composed(clauses), params
 
 
-_BM25_SQL = f"""
+_BM25_SQL = sql.SQL("""
 WITH terms AS MATERIALIZED (
     SELECT DISTINCT lexeme
     FROM unnest(tsvector_to_array(gnosem_search_vector(%(query)s))) AS lexeme
@@ -148,11 +175,11 @@ candidates AS MATERIALIZED (
     FROM memories_memory m
     WHERE m.owner_id = %(owner)s
       AND m.search_vector @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
-      {{filters}}
+      {filters}
 )
 SELECT c.id, c.created_at, sum(
     f.idf
-    * (w.tf * ({BM25_K1} + 1)) / (w.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.search_length / corpus.avgdl))
+    * (w.tf * ({k1} + 1)) / (w.tf + {k1} * (1 - {b} + {b} * c.search_length / corpus.avgdl))
 ) AS score,
     sum(f.idf) / (SELECT sum(idf) FROM statistics) AS coverage
 FROM candidates c
@@ -164,7 +191,7 @@ CROSS JOIN corpus
 GROUP BY c.id, c.created_at
 ORDER BY score DESC, c.id DESC
 LIMIT %(limit)s
-"""
+""")
 
 
 def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
@@ -175,29 +202,30 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
     vocabulary never shifts another's scores.
     """
     filters_sql, filter_params = _filters_sql(filters)
+    statement = _BM25_SQL.format(filters=filters_sql, k1=sql.Literal(BM25_K1), b=sql.Literal(BM25_B))
     with connection.cursor() as cursor:
-        cursor.execute(
-            _BM25_SQL.replace("{filters}", filters_sql),
-            {"query": query, "owner": owner_id, "limit": limit, **filter_params},
-        )
+        cursor.execute(statement, {"query": query, "owner": owner_id, "limit": limit, **filter_params})
         return [
             Ranked(memory_id, float(score), created_at, float(coverage))
             for memory_id, created_at, score, coverage in cursor.fetchall()
         ]
 
 
-def memory_vectors(memory_ids: list[int], model: str) -> dict[int, np.ndarray]:
-    """One unit vector per embedded memory (the mean direction of its chunks), for MMR.
+_MEMORY_VECTORS_SQL = """
+SELECT memory_id, halfvec_send(embedding) FROM memories_chunk
+WHERE owner_id = %(owner)s AND memory_id = ANY(%(ids)s) AND model = %(model)s
+"""
+
+
+def memory_vectors(*, owner_id: int, memory_ids: list[int], model: str) -> dict[int, np.ndarray]:
+    """One unit vector per embedded memory of the owner (the mean direction of its chunks), for MMR.
 
     Vectors travel in pgvector's binary form (2-byte dimension, 2 unused bytes, big-endian
-    half-precision floats): parsing their text form costs tens of milliseconds per search.
+    half-precision floats): parsing their text form, number by number in Python, is far slower.
     """
     sums: dict[int, np.ndarray] = {}
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT memory_id, halfvec_send(embedding) FROM memories_chunk WHERE memory_id = ANY(%s) AND model = %s",
-            [memory_ids, model],
-        )
+        cursor.execute(_MEMORY_VECTORS_SQL, {"owner": owner_id, "ids": memory_ids, "model": model})
         for memory_id, raw in cursor.fetchall():
             vector = np.frombuffer(bytes(raw), dtype=">f2", offset=4).astype(np.float32)
             sums[memory_id] = sums[memory_id] + vector if memory_id in sums else vector

@@ -4,6 +4,7 @@ form, then open the confirmation link from the mail (pytest-django keeps sent ma
 
 import re
 
+from django.contrib.auth import get_user_model
 from django.core import mail
 from django.test import Client
 from django.urls import reverse
@@ -27,6 +28,12 @@ def sign_up(client: Client, email: str = "ada@example.com", password: str = PASS
     return client.post(
         reverse("account_signup"), {"email": email, "password1": password, "password2": password}, follow=True
     )
+
+
+def visitor_signs_up(client: Client, email: str = "carol@evil.example"):
+    """A visitor signs up on the web (allauth derives the username from the e-mail); their user."""
+    sign_up(client, email)
+    return get_user_model().objects.get(email=email)
 
 
 def confirm(client: Client, email: str):

@@ -6,22 +6,14 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
 from accounts.invites import invite_create, invite_find
 from accounts.models import Invite
-from tests.accounts.email_confirmation import confirm
-
-PASSWORD = "correct horse battery staple 42"
-
-
-def sign_up(client: Client, email: str):
-    return client.post(
-        reverse("account_signup"), {"email": email, "password1": PASSWORD, "password2": PASSWORD}, follow=True
-    )
+from tests.accounts.email_confirmation import confirm, sign_up
 
 
 def create_invite(*args: str) -> str:
@@ -108,21 +100,3 @@ def test_invitations_are_stored_only_as_a_digest(settings):
     stored = Invite.objects.filter(pk=issued.invite.pk).values().get()
     assert all(issued.secret not in str(value) for value in stored.values())
     assert invite_find(issued.secret) == issued.invite
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [(["--days", "0"], "--days must be 1 to 365"), (["--email", "not-an-address"], "is not an e-mail address")],
-)
-def test_createinvite_refuses_nonsense(args, message):
-    with pytest.raises(CommandError, match=message):
-        create_invite(*args)
-    assert not Invite.objects.exists()
-
-
-@pytest.mark.django_db
-def test_createinvite_warns_when_sign_up_is_not_by_invitation(settings):
-    stderr = StringIO()
-    call_command("createinvite", stdout=StringIO(), stderr=stderr)
-    assert "GNOSEM_SIGNUP is 'open'" in stderr.getvalue()

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from accounts.models import ApiToken
 from accounts.tokens import LOOKUP_PREFIX_CHARS, bearer_secret, token_authenticate, token_create, token_revoke
-from memories.exceptions import NotFound, ValidationError
+from gnosem.errors import NotFound, ValidationError
 
 
 def test_it_issues_gno_plus_43_url_safe_characters(owner):

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from tests.accounts.email_confirmation import confirmation_link
-from tests.memories.mcp.test_sdk_client import run_client
+from tests.memories.mcp.conftest import run_client
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "screenshots"

@@ -2,14 +2,13 @@
 person needed, and every write acknowledged before and after is stored, indexed and found."""
 
 import os
-import signal
 import time
 
 import psutil
 import pytest
 
 from tests.faults.conftest import Tally, marker
-from tests.gnosem.test_embedded_db import server_pid
+from tests.gnosem.conftest import kill_the_postmaster, server_pid
 
 WRITES = 10
 
@@ -31,10 +30,6 @@ def _wait_until_gone(process: psutil.Process) -> None:
     while process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
         assert time.monotonic() < deadline, "the postmaster did not stop"
         time.sleep(0.05)
-
-
-def kill_the_postmaster(pgdata) -> None:
-    os.kill(server_pid(pgdata), signal.SIGKILL)
 
 
 def word_of(text: str) -> str:

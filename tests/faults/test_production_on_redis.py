@@ -33,7 +33,7 @@ from redis.retry import Retry
 from gnosem.embedded_db import ensure_embedded_server
 from tests.faults.conftest import START_TIMEOUT, Served, Tally, free_port, marker
 from tests.memories.chat_server import ChatServer, Reply
-from tests.memories.mcp.test_sdk_client import run_client
+from tests.memories.mcp.conftest import run_client
 
 pytestmark = pytest.mark.redis
 

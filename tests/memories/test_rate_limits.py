@@ -6,8 +6,6 @@ import json
 import threading
 import time
 
-import anyio
-import httpx2
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
@@ -15,7 +13,6 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from mcp import Client as SdkClient
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from accounts.tokens import token_create
@@ -23,7 +20,7 @@ from gnosem.env import Rate
 from memories import transfer
 from memories.models import Memory
 from memories.ratelimit import rate_limit_hit
-from tests.memories.mcp.conftest import LEGACY, MODERN, McpCaller
+from tests.memories.mcp.conftest import LEGACY, MODERN, McpCaller, run_client
 
 EMPTY_EXPORT = {"format": transfer.FORMAT, "version": transfer.VERSION, "memories": []}
 
@@ -107,22 +104,19 @@ def test_other_mcp_requests_over_the_limit_are_429_with_a_json_rpc_error(client,
 def test_the_sdk_client_gets_a_readable_tool_error_then_an_mcp_error(live_server, owner_token, settings):
     settings.GNOSEM_TOKEN_RATE_LIMIT = Rate(count=4, seconds=60)
 
-    async def main() -> tuple[list[bool], str, str]:
-        headers = {"Authorization": f"Bearer {owner_token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60)) as http:
-            async with SdkClient(streamable_http_client(f"{live_server.url}/mcp", http_client=http)) as client:
-                outcomes = []
-                for _ in range(6):
-                    result = await client.call_tool("memory_list", {})
-                    outcomes.append(result.is_error)
-                    if result.is_error:
-                        text = result.content[0].text
-                        break
-                with pytest.raises(MCPError) as raised:
-                    await client.list_tools()
-                return outcomes, text, raised.value.error.message
+    async def script(client: SdkClient) -> tuple[list[bool], str, str]:
+        outcomes = []
+        for _ in range(6):
+            result = await client.call_tool("memory_list", {})
+            outcomes.append(result.is_error)
+            if result.is_error:
+                text = result.content[0].text
+                break
+        with pytest.raises(MCPError) as raised:
+            await client.list_tools()
+        return outcomes, text, raised.value.error.message
 
-    outcomes, text, listing_error = anyio.run(main)
+    outcomes, text, listing_error = run_client(live_server, owner_token, "auto", script)
 
     assert outcomes[-1] is True and not any(outcomes[:-1])
     assert "Rate limit reached: this API token may make 4 requests per minute" in text and "Try again in" in text

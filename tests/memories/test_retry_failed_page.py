@@ -6,13 +6,7 @@ from memories import services
 from memories.models import IndexingStatus, Memory
 
 
-def failed_memory(owner, content: str) -> Memory:
-    memory = services.memory_write(owner=owner, content=content)
-    Memory.objects.filter(pk=memory.pk).update(indexing_status=IndexingStatus.FAILED, indexing_attempts=5)
-    return memory
-
-
-def test_the_button_shows_only_when_some_memory_failed(owner_client, owner):
+def test_the_button_shows_only_when_some_memory_failed(owner_client, owner, failed_memory):
     services.memory_write(owner=owner, content="fine")
     assert "Retry failed" not in owner_client.get(reverse("home")).content.decode()
     failed_memory(owner, "broken")
@@ -20,7 +14,7 @@ def test_the_button_shows_only_when_some_memory_failed(owner_client, owner):
     assert "Retry failed" in page and reverse("retry_failed") in page
 
 
-def test_it_queues_the_owners_failed_memories_only(owner_client, owner, stranger):
+def test_it_queues_the_owners_failed_memories_only(owner_client, owner, stranger, failed_memory):
     mine = failed_memory(owner, "mine")
     theirs = failed_memory(stranger, "theirs")
     response = owner_client.post(reverse("retry_failed"), follow=True)
@@ -35,13 +29,13 @@ def test_with_nothing_failed_it_says_so(owner_client):
     assert "nothing to retry" in response.content.decode()
 
 
-def test_it_takes_only_a_post(owner_client, owner):
+def test_it_takes_only_a_post(owner_client, owner, failed_memory):
     memory = failed_memory(owner, "broken")
     assert owner_client.get(reverse("retry_failed")).status_code == 405
     assert Memory.objects.get(pk=memory.pk).indexing_status == IndexingStatus.FAILED
 
 
-def test_anonymous_visitors_are_sent_to_sign_in(client, owner):
+def test_anonymous_visitors_are_sent_to_sign_in(client, owner, failed_memory):
     memory = failed_memory(owner, "broken")
     response = client.post(reverse("retry_failed"))
     assert response.status_code == 302 and "login" in response["Location"]

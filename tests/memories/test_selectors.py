@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from gnosem.errors import NotFound, ValidationError
 from memories import services
-from memories.exceptions import NotFound, ValidationError
 from memories.models import IndexingStatus, Memory
 from memories.selectors import MemoryFilters, MemoryUsage, memory_get, memory_list, memory_usage
 

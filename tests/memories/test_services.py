@@ -1,25 +1,20 @@
-"""memory_update, memory_delete, the indexing claim (owners in turn) and the stale-queue sweep.
+"""memories.services: writing, changing and deleting memories, and indexing them (the claim, owners
+in turn, failures, the stale-queue sweep, failed memories given another try)."""
 
-Writing and first indexing are covered by test_write_and_index.py.
-"""
-
+import json
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from pathlib import Path
 
 import numpy as np
 import pytest
 from django.utils import timezone
 
-from memories import embedding, services, transfer
-from memories.exceptions import NotFound, ValidationError
-from memories.models import Chunk, CompressionStatus, IndexingStatus, Memory
+from gnosem.errors import NotFound, ValidationError
+from memories import embedding, services, transfer, vectors
+from memories.models import MAX_CONTENT_CHARS, Chunk, CompressionStatus, IndexingStatus, Memory
 from memories.search.pipeline import search_hybrid
-
-
-def write_and_index(owner, content: str, **kwargs) -> Memory:
-    memory = services.memory_write(owner=owner, content=content, **kwargs)
-    services.memories_index(memory_ids=[memory.pk])
-    memory.refresh_from_db()
-    return memory
+from memories.sequences import embedding_pieces
 
 
 def stored_vector(memory: Memory) -> np.ndarray:
@@ -30,6 +25,17 @@ def stored_vector(memory: Memory) -> np.ndarray:
 
 def vector_of(text: str) -> np.ndarray:
     return embedding.get_embedder().embed([text])[0]
+
+
+def test_a_written_memory_starts_pending_and_gets_indexed(owner):
+    memory = services.memory_write(owner=owner, content="The staging database runs on port 5433.", tags=["Infra"])
+    assert memory.indexing_status == IndexingStatus.PENDING
+    assert memory.tags == ["infra"]
+    assert services.memories_index(memory_ids=[memory.pk]) == 1
+    memory.refresh_from_db()
+    assert memory.indexing_status == IndexingStatus.INDEXED
+    chunk = Chunk.objects.get(memory=memory)
+    assert chunk.dimension == 384 and len(chunk.embedding) == 384
 
 
 def test_memory_write_records_the_client_and_the_given_creation_time(owner):
@@ -53,10 +59,48 @@ def test_compression_status_says_why_a_memory_is_stored_raw(owner, content, stat
     assert services.memory_write(owner=owner, content=content).compression_status == status
 
 
+def test_the_database_derives_the_token_estimates(owner):
+    memory = services.memory_write(owner=owner, content="x" * 401)
+    memory.refresh_from_db()
+    assert memory.tokens_raw == 101  # ceil(401 / 4)
+    assert memory.tokens_optimized is None
+
+
+def test_long_content_is_chunked_and_each_chunk_embedded(owner, write_indexed):
+    sentence = "The release train leaves every second Tuesday and hotfixes go out on demand. "
+    memory = write_indexed(owner, sentence * 60)
+    spans = list(Chunk.objects.filter(memory=memory).order_by("position").values_list("start", "end"))
+    assert len(spans) > 3
+    assert spans[0][0] == 0 and spans[-1][1] == len(memory.content)
+    assert all(later[0] < earlier[1] for earlier, later in pairwise(spans))  # overlapping, no gaps
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "must not be empty"),
+        ("   \n", "must not be empty"),
+        ("x" * (MAX_CONTENT_CHARS + 1), "the limit is"),
+        (42, "string"),
+    ],
+)
+def test_memory_write_refuses_bad_content_and_stores_nothing(owner, content, message):
+    with pytest.raises(ValidationError, match=message):
+        services.memory_write(owner=owner, content=content)
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize("tags", ["infra", [1], ["has space"], ["-leading"], [f"t{i}" for i in range(21)], ["x" * 65]])
+def test_memory_write_refuses_malformed_tags(owner, tags):
+    with pytest.raises(ValidationError, match="tags"):
+        services.memory_write(owner=owner, content="fine", tags=tags)
+    assert not Memory.objects.exists()
+
+
 def test_changing_the_content_queues_reindexing_and_keeps_the_old_vectors_until_then(
-    owner, django_capture_on_commit_callbacks
+    owner, django_capture_on_commit_callbacks, write_indexed
 ):
-    memory = write_and_index(owner, "The office plants need water on Mondays.")
+    memory = write_indexed(owner, "The office plants need water on Mondays.")
     old_vector = stored_vector(memory)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         updated = services.memory_update(
@@ -86,8 +130,8 @@ def test_an_edit_while_a_worker_embeds_the_old_text_is_indexed_by_the_task_it_qu
     assert np.allclose(stored_vector(memory), vector_of("second version"), atol=1e-3)
 
 
-def test_an_edit_that_keeps_the_content_does_not_reindex(owner, django_capture_on_commit_callbacks):
-    memory = write_and_index(owner, "Same words.")
+def test_an_edit_that_keeps_the_content_does_not_reindex(owner, django_capture_on_commit_callbacks, write_indexed):
+    memory = write_indexed(owner, "Same words.")
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         updated = services.memory_update(owner=owner, public_id=memory.public_id, content="Same words.", tags=["new"])
     assert callbacks == []
@@ -96,8 +140,8 @@ def test_an_edit_that_keeps_the_content_does_not_reindex(owner, django_capture_o
     assert updated.updated_at > memory.updated_at
 
 
-def test_changing_only_tags_or_client_does_not_reindex(owner, django_capture_on_commit_callbacks):
-    memory = write_and_index(owner, "Tagged later.", tags=["old"], written_by="cursor")
+def test_changing_only_tags_or_client_does_not_reindex(owner, django_capture_on_commit_callbacks, write_indexed):
+    memory = write_indexed(owner, "Tagged later.", tags=["old"], written_by="cursor")
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         updated = services.memory_update(owner=owner, public_id=memory.public_id, tags=["A", "b"], written_by="vscode")
     assert callbacks == []
@@ -149,9 +193,9 @@ def test_a_stranger_cannot_update_the_owners_memory(owner, stranger):
     assert memory.content == "mine"
 
 
-def test_memory_delete_removes_the_memory_and_its_chunks(owner):
+def test_memory_delete_removes_the_memory_and_its_chunks(owner, write_indexed):
     sentence = "Chunked content for deletion, long enough to need several pieces. "
-    memory = write_and_index(owner, sentence * 40)
+    memory = write_indexed(owner, sentence * 40)
     assert Chunk.objects.filter(memory_id=memory.pk).count() > 1
     services.memory_delete(owner=owner, public_id=memory.public_id)
     assert not Memory.objects.filter(pk=memory.pk).exists()
@@ -159,8 +203,8 @@ def test_memory_delete_removes_the_memory_and_its_chunks(owner):
     assert search_hybrid(owner=owner, query="chunked content deletion") == []
 
 
-def test_a_stranger_cannot_delete_the_owners_memory(owner, stranger):
-    memory = write_and_index(owner, "mine")
+def test_a_stranger_cannot_delete_the_owners_memory(owner, stranger, write_indexed):
+    memory = write_indexed(owner, "mine")
     with pytest.raises(NotFound):
         services.memory_delete(owner=stranger, public_id=memory.public_id)
     assert Memory.objects.filter(pk=memory.pk).exists()
@@ -189,10 +233,72 @@ def test_a_memory_another_worker_holds_is_skipped(owner):
     assert memory.indexing_status == IndexingStatus.PENDING
 
 
-def test_an_indexed_memory_is_not_indexed_again(owner):
-    memory = write_and_index(owner, "done already")
+def test_an_indexed_memory_is_not_indexed_again(owner, write_indexed):
+    memory = write_indexed(owner, "done already")
     assert services.memories_index(memory_ids=[memory.pk]) == 0
     assert Chunk.objects.filter(memory=memory).count() == 1
+
+
+def test_an_embedding_failure_is_recorded_and_the_memory_stays_findable_by_keyword(owner, settings, monkeypatch):
+    def broken_embed(self, texts):
+        raise RuntimeError("model exploded")
+
+    monkeypatch.setattr(embedding.Embedder, "embed", broken_embed)
+    settings.GNOSEM_INDEXING_MAX_ATTEMPTS = 2
+    memory = services.memory_write(owner=owner, content="Ticket OPS-4471 tracks the flaky payment webhook.")
+    for attempt in (1, 2):
+        with pytest.raises(RuntimeError):
+            services.memories_index(memory_ids=[memory.pk])
+        memory.refresh_from_db()
+        assert memory.indexing_attempts == attempt
+        assert "model exploded" in memory.indexing_error
+    assert memory.indexing_status == IndexingStatus.FAILED
+    hits = search_hybrid(owner=owner, query="OPS-4471")
+    assert [hit.memory.pk for hit in hits] == [memory.pk]
+
+
+def test_editing_content_while_it_is_being_embedded_does_not_mark_the_old_text_indexed(owner):
+    memory = services.memory_write(owner=owner, content="first version")
+    claimed = services._claim_for_indexing(memory.pk, 8)
+    services.memory_update(owner=owner, public_id=memory.public_id, content="second version")
+    pieces = embedding_pieces(claimed)
+    chunks = vectors.embed_memories(claimed, vectors.indexing_embedders(), pieces)
+    assert services._store_chunks(claimed, chunks, pieces) == 0
+    memory.refresh_from_db()
+    assert memory.indexing_status == IndexingStatus.PENDING
+
+
+def misconfigured_model(tmp_path) -> str:
+    """The shipped model, told to read up to 1,024 word pieces although it has positions for 512:
+    it embeds ordinary text, and fails (a genuine torch error) on a text of more word pieces."""
+    source = Path(embedding.get_embedder().source)
+    model = tmp_path / "misconfigured-minilm"
+    model.mkdir()
+    for item in source.iterdir():
+        if item.name != "sentence_bert_config.json":
+            (model / item.name).symlink_to(item)
+    (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 1024, "do_lower_case": False}))
+    return str(model)
+
+
+# One chunk (1,000 characters), but about 1,000 word pieces: more than the model has positions for.
+DENSE = "x," * 500
+
+
+def test_a_memory_the_model_fails_on_spends_only_its_own_attempts(owner, stranger, settings, tmp_path):
+    settings.GNOSEM_EMBEDDING_MODEL = misconfigured_model(tmp_path)
+    breaking = services.memory_write(owner=owner, content=DENSE)
+    others = [services.memory_write(owner=stranger, content=f"The stranger's garden note {i}.") for i in range(3)]
+    with pytest.raises(RuntimeError, match="size of tensor"):
+        services.memories_index(memory_ids=[breaking.pk])  # one batch: the model fails on all of it
+    breaking.refresh_from_db()
+    assert breaking.indexing_status == IndexingStatus.PENDING
+    assert breaking.indexing_attempts == 1
+    assert "size of tensor" in breaking.indexing_error
+    for memory in others:
+        memory.refresh_from_db()
+        assert (memory.indexing_status, memory.indexing_attempts) == (IndexingStatus.INDEXED, 0)
+    assert set(Chunk.objects.filter(memory__in=others).values_list("memory_id", flat=True)) == {m.pk for m in others}
 
 
 class TestRequeueStale:
@@ -274,3 +380,14 @@ class TestFairIndexing:
         services.memory_write(owner=stranger, content="queued first")
         asked = services.memory_write(owner=owner, content="asked for")
         assert services._claim_for_indexing(asked.pk, 1)[0].pk == asked.pk
+
+
+def test_retrying_failed_memories_works_in_batches_and_reports_progress(owner, settings, failed_memory):
+    settings.GNOSEM_EMBEDDING_BATCH_SIZE = 1  # batches of CLAIM_BATCHES (4) memories
+    memories = [failed_memory(owner, f"note {i}") for i in range(6)]
+    steps: list[int] = []
+    assert services.memories_retry_failed(owner=owner, progress=steps.append) == 6
+    assert steps == [4, 2]
+    assert set(Memory.objects.filter(pk__in=[m.pk for m in memories]).values_list("indexing_status", flat=True)) == {
+        IndexingStatus.PENDING
+    }

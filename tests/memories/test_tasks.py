@@ -14,12 +14,13 @@ def test_the_embed_task_indexes_the_memories_it_is_given(owner):
     assert memory.indexing_status == IndexingStatus.INDEXED
 
 
-def test_the_periodic_sweep_gets_lost_memories_indexed(owner, settings):
+def test_the_periodic_sweep_gets_lost_memories_indexed(owner, settings, django_capture_on_commit_callbacks):
     settings.GNOSEM_REQUEUE_AFTER_SECONDS = 300
     lost = services.memory_write(owner=owner, content="Its queue entry vanished.")
     young = services.memory_write(owner=owner, content="Just queued.")
     Memory.objects.filter(pk=lost.pk).update(indexing_queued_at=timezone.now() - timedelta(hours=1))
-    assert requeue_stale_memories_task.call_local() == 1
+    with django_capture_on_commit_callbacks(execute=True):  # a consumer runs it outside any transaction
+        assert requeue_stale_memories_task.call_local() == 1
     lost.refresh_from_db()
     assert lost.indexing_status == IndexingStatus.INDEXED
     # The young one was not re-queued (though the worker may batch it with the lost one).

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from gnosem.errors import ValidationError
 from memories import selectors, services, transfer
-from memories.exceptions import ValidationError
 from memories.models import IndexingStatus, Memory
 
 START = datetime(2024, 11, 2, 8, 30, 15, 123456, tzinfo=UTC)

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import connection
 from huey import PriorityRedisHuey
 
+import memories.queue
 from memories import services
 from memories.models import Chunk, IndexingStatus, Memory
 from memories.tasks import embed_memories_task
@@ -61,9 +62,7 @@ def consumer_database_url() -> str:
 def web_enqueues_to(queue, monkeypatch) -> None:
     """This process enqueues embedding tasks into the Redis queue, as a web process with
     REDIS_URL set does (the test settings otherwise run tasks in-process)."""
-    import memories.tasks
-
-    monkeypatch.setattr(memories.tasks, "embed_memories_task", queue.task()(embed_memories_task))
+    monkeypatch.setitem(memories.queue.TASKS, "embed", queue.task()(embed_memories_task))
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from django.db import transaction
 from accounts.models import TokenScope
 from accounts.tokens import token_create
 from accounts.users import describe_account, existing_users_for_new_account, find_user
-from memories.exceptions import ValidationError
+from gnosem.errors import ValidationError
 
 
 class Command(BaseCommand):

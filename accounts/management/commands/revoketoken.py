@@ -2,10 +2,9 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from accounts.models import ApiToken
-from accounts.tokens import token_revoke_by_prefix
+from accounts.tokens import token_list, token_revoke_by_prefix
 from accounts.users import describe_account, user_for_command
-from memories.exceptions import NotFound
+from gnosem.errors import NotFound
 
 
 class Command(BaseCommand):
@@ -19,7 +18,7 @@ class Command(BaseCommand):
         if list:
             owner = user_for_command(list)
             self.stderr.write(f"Tokens of {describe_account(owner)}:")
-            tokens = ApiToken.objects.filter(owner=owner).order_by("created_at")
+            tokens = token_list(owner=owner)
             if not tokens:
                 self.stdout.write(f"{describe_account(owner)} has no tokens.")
             for row in tokens:

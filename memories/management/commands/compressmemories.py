@@ -47,7 +47,7 @@ class Command(BaseCommand):
     def handle(self, *args, user: str | None, status: list[str] | None, every_memory: bool, **options):
         if not llm.llm_configured():
             raise CommandError(
-                "Compression is off: set GNOSEM_LLM_BASE_URL and GNOSEM_LLM_MODEL (README, section Compression)."
+                "Compression is off: set GNOSEM_LLM_BASE_URL and GNOSEM_LLM_MODEL (see docs/compression.md)."
             )
         if every_memory and status:
             raise CommandError("Give --all or --status, not both.")

@@ -10,8 +10,8 @@ from tqdm import tqdm
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
 from accounts.users import describe_account, user_for_command
+from gnosem.errors import ValidationError
 from memories import transfer
-from memories.exceptions import ValidationError
 
 
 class Command(BaseCommand):

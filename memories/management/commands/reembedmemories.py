@@ -1,4 +1,4 @@
-"""manage.py reembedmemories: change the embedding model (DESIGN.md §2), with a progress bar.
+"""manage.py reembedmemories: change the embedding model (docs/design.md §3), with a progress bar.
 
 Set GNOSEM_EMBEDDING_MODEL to the new model (on the workers and where this runs), then run this.
 Search keeps using the old vectors until every memory has the new ones; then it switches over and
@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from memories import embedding, vectors
+from memories.queue import indexing_batch_size
 
 
 class Command(BaseCommand):
@@ -25,7 +26,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--batch-size",
             type=int,
-            default=settings.GNOSEM_EMBEDDING_BATCH_SIZE * 4,
+            default=indexing_batch_size(),
             help="Memories embedded and stored per transaction (default: %(default)s).",
         )
         parser.add_argument(

@@ -11,7 +11,7 @@ from django.utils import timezone
 from accounts.tokens import token_create, token_revoke
 from memories import services, transfer
 from memories.models import Memory
-from tests.memories.search.test_ranking import CI_CACHE, DARK_MODE, DARK_MODE_AGAIN, FONT, STANDUP, write_indexed
+from tests.memories.conftest import CI_CACHE, DARK_MODE, DARK_MODE_AGAIN, DEEP_EXPORT, FONT, RAW, STANDUP
 
 START = datetime(2025, 5, 1, 12, tzinfo=UTC)
 
@@ -84,9 +84,9 @@ def ids(response) -> list[str]:
     return [result["id"] for result in response.json()["results"]]
 
 
-def test_search_min_score_drops_weaker_results(api, owner):
+def test_search_min_score_drops_weaker_results(api, owner, write_dated):
     now = timezone.now()
-    write_indexed(owner, (DARK_MODE, now), (FONT, now), (STANDUP, now))
+    write_dated(owner, (DARK_MODE, now), (FONT, now), (STANDUP, now))
     everything = api.get("memories/search", {"query": "dark mode"}).json()["results"]
     assert len(everything) == 3
     threshold = (everything[0]["score"] + everything[-1]["score"]) / 2
@@ -98,9 +98,9 @@ def test_search_min_score_drops_weaker_results(api, owner):
     assert ids(perfect) == [everything[0]["id"]]
 
 
-def test_search_explains_scores_on_request(api, owner):
+def test_search_explains_scores_on_request(api, owner, write_dated):
     now = timezone.now()
-    write_indexed(owner, (DARK_MODE, now - timedelta(days=30)), ("Dark mode is off in the terminal.", now))
+    write_dated(owner, (DARK_MODE, now - timedelta(days=30)), ("Dark mode is off in the terminal.", now))
     plain = api.get("memories/search", {"query": "dark mode"}).json()["results"]
     explained = api.get("memories/search", {"query": "dark mode", "explain": "true"}).json()["results"]
     assert all("explanation" not in result for result in plain)
@@ -116,10 +116,10 @@ def test_search_explains_scores_on_request(api, owner):
     )
 
 
-def test_search_half_life_days_sets_how_much_newer_memories_are_favoured(api, owner):
+def test_search_half_life_days_sets_how_much_newer_memories_are_favoured(api, owner, write_dated):
     now = timezone.now()
     # Equal scores fall back to the higher id, so without decay the older memory (written second) wins.
-    recent, old = write_indexed(owner, (STANDUP, now - timedelta(days=1)), (STANDUP, now - timedelta(days=200)))
+    recent, old = write_dated(owner, (STANDUP, now - timedelta(days=1)), (STANDUP, now - timedelta(days=200)))
     query = {"query": "release checklist stand-up", "diversity": "0"}
     newest_first = [str(recent.public_id), str(old.public_id)]
     assert ids(api.get("memories/search", {**query, "half_life_days": "0"})) == newest_first[::-1]
@@ -133,9 +133,9 @@ def test_search_half_life_days_sets_how_much_newer_memories_are_favoured(api, ow
     assert gap["7"] > gap["365"] > gap["0"] == 0
 
 
-def test_search_diversity_pushes_a_near_duplicate_down(api, owner):
+def test_search_diversity_pushes_a_near_duplicate_down(api, owner, write_dated):
     now = timezone.now()
-    dark, again, font, *_ = write_indexed(
+    dark, again, font, *_ = write_dated(
         owner, (DARK_MODE, now), (DARK_MODE_AGAIN, now), (FONT, now), (STANDUP, now), (CI_CACHE, now)
     )
     query = {"query": "what editor settings does the user prefer?"}
@@ -294,6 +294,20 @@ def test_an_import_bigger_than_djangos_in_memory_body_limit_works(api, owner):
     response = api.send("post", "import", {"format": "gnosem-export", "version": 1, "memories": items})
     assert response.status_code == 200 and response.json()["imported"] == 1000
     assert transfer.export_count(owner) == 1000
+
+
+def test_an_import_nested_thousands_deep_is_a_400(api, owner):
+    response = api.client.post("/api/v1/import", DEEP_EXPORT, content_type="application/json", headers=api.headers)
+    assert response.status_code == 400
+    assert "is nested too deeply" in response.json()["error"]["message"]
+    assert not Memory.objects.filter(owner=owner).exists()
+
+
+def test_an_import_reports_the_compressed_forms_it_dropped(api, owner):
+    item = {"content": RAW, "content_optimized": "Always run `sh -c` first.", "created_at": "2025-01-01"}
+    response = api.send("post", "import", {"format": "gnosem-export", "version": 1, "memories": [item]})
+    assert response.status_code == 200
+    assert response.json() == {"imported": 1, "duplicates": 0, "new_ids": 0, "compressed_dropped": 1}
 
 
 def test_unknown_api_paths_and_methods_answer_json(api):

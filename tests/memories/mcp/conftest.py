@@ -1,13 +1,18 @@
-"""A raw JSON-RPC caller for /mcp over the Django test client, in either protocol era."""
+"""A raw JSON-RPC caller for /mcp over the Django test client, in either protocol era, and the
+official MCP SDK client against a live server."""
 
 import json
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+import httpx2
 import jsonschema
 import pytest
 from django.http import HttpResponse
 from django.test import Client
+from mcp import Client as SdkClient
+from mcp.client.streamable_http import streamable_http_client
 
 from memories.mcp.protocol import (
     CLIENT_CAPABILITIES_META_KEY,
@@ -108,3 +113,17 @@ def mcp_as(client):
         return McpCaller(client, token, version)
 
     return build
+
+
+def run_client(live_server, token: str, mode: str, script) -> Any:
+    """Run `script(client)` with an SDK client connected to the live server in `mode`."""
+
+    async def main() -> Any:
+        # Generous timeout: the first write embeds on commit, loading the model in the server.
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(120)) as http:
+            transport = streamable_http_client(f"{live_server.url}/mcp", http_client=http)
+            async with SdkClient(transport, mode=mode) as client:
+                return await script(client)
+
+    return anyio.run(main)

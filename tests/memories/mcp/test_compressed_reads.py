@@ -1,14 +1,12 @@
 """What the MCP read tools return for compressed, failed and short memories, and `raw: true`,
 through the real endpoint (results are checked against each tool's output schema)."""
 
-import anyio
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.memories.chat_server import Reply
-from tests.memories.test_compression import GOOD, RAW
+from tests.memories.conftest import GOOD, RAW
+from tests.memories.mcp.conftest import run_client
 
 SHORT = "The team prefers squash merges."
 
@@ -75,18 +73,14 @@ def test_a_short_memory_carries_only_content(mcp, write_over_mcp, chat_server):
 def test_the_sdk_client_reads_the_compressed_form_from_a_live_server(live_server, owner, owner_token, chat_server):
     chat_server.answer(GOOD)
 
-    async def main() -> tuple[dict, dict]:
-        headers = {"Authorization": f"Bearer {owner_token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(120)) as http:
-            transport = streamable_http_client(f"{live_server.url}/mcp", http_client=http)
-            async with Client(transport, mode="auto") as client:
-                written = await client.call_tool("memory_write", {"content": RAW})
-                memory_id = written.structured_content["id"]
-                read = await client.call_tool("memory_get", {"id": memory_id})
-                raw = await client.call_tool("memory_get", {"id": memory_id, "raw": True})
-                return read.structured_content, raw.structured_content
+    async def script(client: Client) -> tuple[dict, dict]:
+        written = await client.call_tool("memory_write", {"content": RAW})
+        memory_id = written.structured_content["id"]
+        read = await client.call_tool("memory_get", {"id": memory_id})
+        raw = await client.call_tool("memory_get", {"id": memory_id, "raw": True})
+        return read.structured_content, raw.structured_content
 
-    read, raw = anyio.run(main)
+    read, raw = run_client(live_server, owner_token, "auto", script)
 
     assert (read["content"], read["content_raw"], read["optimized"]) == (GOOD, RAW, True)
     assert (raw["content"], raw["optimized"], "content_raw" in raw) == (RAW, False, False)

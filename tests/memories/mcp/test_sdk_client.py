@@ -3,33 +3,17 @@
 import json
 from typing import Any
 
-import anyio
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from memories.models import Memory
+from tests.memories.mcp.conftest import run_client
 
 MODES = ["legacy", "auto", "2026-07-28"]
 EXPECTED_VERSION = {"legacy": "2025-11-25", "auto": "2026-07-28", "2026-07-28": "2026-07-28"}
 WRITE_TOOLS = {"memory_write", "memory_update", "memory_delete"}
 ALL_TOOLS = {"memory_write", "memory_search", "memory_list", "memory_get", *WRITE_TOOLS}
-
-
-def run_client(live_server, token: str, mode: str, script) -> Any:
-    """Run `script(client)` with an SDK client connected to the live server in `mode`."""
-
-    async def main() -> Any:
-        # Generous timeout: the first write embeds on commit, loading the model in the server.
-        headers = {"Authorization": f"Bearer {token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(120)) as http:
-            transport = streamable_http_client(f"{live_server.url}/mcp", http_client=http)
-            async with Client(transport, mode=mode) as client:
-                return await script(client)
-
-    return anyio.run(main)
 
 
 async def server_name(client: Client) -> str:

@@ -1,4 +1,4 @@
-"""memory_search over MCP finds memories by meaning and by exact identifiers (DESIGN.md §5), with
+"""memory_search over MCP finds memories by meaning and by exact identifiers (docs/design.md §5), with
 the default all-MiniLM-L6-v2 and with the stronger all-mpnet-base-v2 (both shipped on PyPI)."""
 
 import pytest

@@ -1,12 +1,14 @@
-"""Neighbouring context: memories a client wrote in sequence, minutes apart.
+"""Sequences: memories a client wrote minutes apart, and a memory read in the context of the one
+before it.
 
 Such memories (turns of one conversation, steps of one session) often make sense only together:
-"Yes, she loved it!" answers the memory before it. Two uses:
+"Yes, she loved it!" answers the memory before it. Indexing and search both stand on this module:
 - indexing: a short memory with a recent same-client predecessor is embedded twice, as itself
-  and as "predecessor + itself"; the vector signal scores a memory by its best chunk, so either
-  reading can find it;
+  and as "predecessor + itself" (`embedding_pieces`); the vector signal scores a memory by its
+  best chunk, so either reading can find it;
 - search: fusion passes part of each candidate's score to its sequence neighbours
-  (`sequence_neighbours`).
+  (`sequence_neighbours`), and the vector signal lends a successor's in-context reading to its
+  predecessor (`predecessor_sql`).
 A memory's in-context reading depends on its predecessor, so deleting, editing or moving that one
 re-embeds it (`context_readers`; memories.services).
 """
@@ -15,6 +17,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
+from psycopg import sql
 
 from memories.chunking import CHUNK_CHARS, Span, chunk_spans
 from memories.models import Memory
@@ -26,39 +29,39 @@ CONTEXT_WINDOW = timedelta(minutes=30)
 CONTEXT_CHARS = 400
 
 
-def predecessor_sql(of: str, column: str) -> str:
+def predecessor_sql(of: str, column: str) -> sql.Composed:
     """A subquery for `column` of the memory the same client wrote last before the row aliased
     `of`, within CONTEXT_WINDOW (named parameter `window`): the one a memory is read in context of,
     at indexing and at search alike."""
-    return f"""
+    return sql.SQL("""
     SELECT p.{column} FROM memories_memory p
     WHERE p.owner_id = {of}.owner_id AND p.written_by = {of}.written_by
       AND (p.created_at, p.id) < ({of}.created_at, {of}.id) AND p.created_at >= {of}.created_at - %(window)s
     ORDER BY p.created_at DESC, p.id DESC
-    LIMIT 1"""
+    LIMIT 1""").format(of=sql.Identifier(of), column=sql.Identifier(column))
 
 
-_PREDECESSORS_SQL = f"""
+_PREDECESSORS_SQL = sql.SQL("""
 SELECT m.id, predecessor.content
 FROM memories_memory m
-CROSS JOIN LATERAL ({predecessor_sql("m", "content")}) predecessor
+CROSS JOIN LATERAL ({predecessor}) predecessor
 WHERE m.id = ANY(%(ids)s)
-"""
+""").format(predecessor=predecessor_sql("m", "content"))
 
 
-_NEIGHBOURS_SQL = f"""
+_NEIGHBOURS_SQL = sql.SQL("""
 SELECT m.id,
-    ({predecessor_sql("m", "id")}),
+    ({predecessor}),
     (SELECT n.id FROM memories_memory n
      WHERE n.owner_id = m.owner_id AND n.written_by = m.written_by
        AND (n.created_at, n.id) > (m.created_at, m.id) AND n.created_at <= m.created_at + %(window)s
      ORDER BY n.created_at, n.id LIMIT 1)
 FROM memories_memory m
 WHERE m.id = ANY(%(ids)s) AND m.owner_id = %(owner)s
-"""
+""").format(predecessor=predecessor_sql("m", "id"))
 
 
-_READERS_SQL = f"""
+_READERS_SQL = sql.SQL("""
 SELECT DISTINCT reader.id
 FROM memories_memory m
 CROSS JOIN LATERAL (
@@ -68,8 +71,8 @@ CROSS JOIN LATERAL (
     ORDER BY n.created_at, n.id
     LIMIT 1
 ) reader
-WHERE m.id = ANY(%(ids)s) AND char_length(reader.content) <= {CHUNK_CHARS:d}
-"""
+WHERE m.id = ANY(%(ids)s) AND char_length(reader.content) <= {chunk_chars}
+""").format(chunk_chars=sql.Literal(CHUNK_CHARS))
 
 
 def context_readers(memory_ids: list[int], *, written_by: str | None = None) -> list[int]:
@@ -84,15 +87,15 @@ def context_readers(memory_ids: list[int], *, written_by: str | None = None) -> 
 
 
 # Idle pending memories are left out: whoever embeds them reads their context as it is then.
-_INSERTED_READERS_SQL = f"""
+_INSERTED_READERS_SQL = sql.SQL("""
 SELECT s.id
 FROM memories_memory s
-CROSS JOIN LATERAL ({predecessor_sql("s", "id")}) predecessor
+CROSS JOIN LATERAL ({predecessor}) predecessor
 WHERE s.owner_id = %(owner)s AND s.created_at >= %(first)s AND s.created_at <= %(last)s + %(window)s
-  AND char_length(s.content) <= {CHUNK_CHARS:d}
+  AND char_length(s.content) <= {chunk_chars}
   AND NOT (s.indexing_status = 'pending' AND (s.indexing_lease_until IS NULL OR s.indexing_lease_until < now()))
   AND predecessor.id IN (SELECT unnest(%(ids)s::bigint[]))
-"""
+""").format(predecessor=predecessor_sql("s", "id"), chunk_chars=sql.Literal(CHUNK_CHARS))
 
 
 def context_readers_of_inserted(owner_id: int, memory_ids: list[int], first: datetime, last: datetime) -> list[int]:
@@ -120,8 +123,8 @@ def sequence_neighbours(owner_id: int, memory_ids: list[int]) -> dict[int, tuple
 def embedding_pieces(memories: list[Memory]) -> dict[int, list[tuple[Span, str]]]:
     """Per memory, the (span of its content, text to embed) pairs: its chunks, then (unless
     GNOSEM_CONTEXT_EMBEDDING is off) its in-context reading when it is short and has a recent
-    predecessor. That second reading roughly halves the worker's throughput for memories
-    written in sequence."""
+    predecessor. That second reading doubles the embedding work for memories written in
+    sequence."""
     pieces = {
         memory.pk: [(span, memory.content[span.start : span.end]) for span in chunk_spans(memory.content)]
         for memory in memories

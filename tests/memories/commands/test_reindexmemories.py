@@ -1,4 +1,4 @@
-"""manage.py reindexmemories --failed [--user USER] and the service behind it and the dashboard's button."""
+"""manage.py reindexmemories --failed [--user USER]: memories that failed to be embedded get another try."""
 
 from io import StringIO
 
@@ -8,15 +8,6 @@ from django.core.management import CommandError, call_command
 from memories import services
 from memories.models import Chunk, IndexingStatus, Memory
 from memories.search.pipeline import search_hybrid
-
-
-def failed_memory(owner, content: str) -> Memory:
-    """A memory whose every embedding attempt failed (as the worker leaves it)."""
-    memory = services.memory_write(owner=owner, content=content)
-    Memory.objects.filter(pk=memory.pk).update(
-        indexing_status=IndexingStatus.FAILED, indexing_attempts=5, indexing_error="OSError: model file missing"
-    )
-    return memory
 
 
 def reindex(*args: str) -> str:
@@ -31,7 +22,7 @@ def status(memory: Memory) -> tuple[str, int, str]:
 
 
 def test_it_queues_every_failed_memory_with_a_fresh_start_and_they_get_embedded(
-    owner, stranger, django_capture_on_commit_callbacks
+    owner, stranger, django_capture_on_commit_callbacks, failed_memory
 ):
     mine = failed_memory(owner, "The boiler service is booked for March.")
     theirs = failed_memory(stranger, "The stranger's bike needs a new chain.")
@@ -43,7 +34,7 @@ def test_it_queues_every_failed_memory_with_a_fresh_start_and_they_get_embedded(
     assert search_hybrid(owner=owner, query="when is the heating maintenance?")[0].memory == mine
 
 
-def test_with_a_user_it_touches_only_that_users_memories(owner, stranger):
+def test_with_a_user_it_touches_only_that_users_memories(owner, stranger, failed_memory):
     mine = failed_memory(owner, "mine")
     theirs = failed_memory(stranger, "theirs")
     output = reindex("--failed", "--user", "owner@example.com")
@@ -68,12 +59,3 @@ def test_it_says_what_to_do_without_failed(owner):
 def test_it_refuses_an_unknown_user(owner):
     with pytest.raises(CommandError, match="No user"):
         reindex("--failed", "--user", "nobody")
-
-
-def test_the_service_works_in_batches_and_reports_progress(owner, settings):
-    settings.GNOSEM_EMBEDDING_BATCH_SIZE = 1  # batches of CLAIM_BATCHES (4) memories
-    memories = [failed_memory(owner, f"note {i}") for i in range(6)]
-    steps: list[int] = []
-    assert services.memories_retry_failed(owner=owner, progress=steps.append) == 6
-    assert steps == [4, 2]
-    assert {status(memory)[0] for memory in memories} == {IndexingStatus.PENDING}

@@ -5,45 +5,30 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.conf import settings
-from django.db import transaction
 
-from memories import services
-from memories.exceptions import ValidationError
+from gnosem.errors import ValidationError
 from memories.models import Memory
 from memories.search.pipeline import search_hybrid
 from memories.selectors import MemoryFilters
+from tests.memories.conftest import CI_CACHE, DARK_MODE, DARK_MODE_AGAIN, FONT, STANDUP
 
 NOW = datetime(2023, 5, 25, 15, 30, tzinfo=UTC)  # a Thursday
-
-
-def write_indexed(owner, *memories: tuple[str, datetime]) -> list[Memory]:
-    """Write (content, created_at) pairs as different clients (no neighbouring context) and embed them."""
-    with transaction.atomic():
-        written = [
-            services.memory_write(owner=owner, content=content, created_at=created_at, written_by=f"client {i}")
-            for i, (content, created_at) in enumerate(memories)
-        ]
-        services.memories_index(memory_ids=[memory.pk for memory in written])
-    return written
 
 
 def order(owner, query: str, **options) -> list[Memory]:
     return [hit.memory for hit in search_hybrid(owner=owner, query=query, now=NOW, **options)]
 
 
-STANDUP = "Stand-up notes: we discussed the release checklist and the flaky login test."
-
-
-def test_recency_decay_ranks_the_newer_of_two_equal_memories_first(owner):
+def test_recency_decay_ranks_the_newer_of_two_equal_memories_first(owner, write_dated):
     # Equal scores fall back to the higher id, so without decay the older memory (written second) wins.
-    recent, old = write_indexed(owner, (STANDUP, NOW - timedelta(days=1)), (STANDUP, NOW - timedelta(days=200)))
+    recent, old = write_dated(owner, (STANDUP, NOW - timedelta(days=1)), (STANDUP, NOW - timedelta(days=200)))
     assert order(owner, "release checklist stand-up", half_life_days=0, diversity=0) == [old, recent]
     assert order(owner, "release checklist stand-up", diversity=0) == [recent, old]
     assert order(owner, "release checklist stand-up", half_life_days=30, diversity=0) == [recent, old]
 
 
-def test_a_shorter_half_life_separates_scores_more(owner):
-    write_indexed(owner, (STANDUP, NOW - timedelta(days=1)), (STANDUP, NOW - timedelta(days=40)))
+def test_a_shorter_half_life_separates_scores_more(owner, write_dated):
+    write_dated(owner, (STANDUP, NOW - timedelta(days=1)), (STANDUP, NOW - timedelta(days=40)))
 
     def gap(half_life_days: float) -> float:
         hits = search_hybrid(
@@ -54,8 +39,8 @@ def test_a_shorter_half_life_separates_scores_more(owner):
     assert gap(7) > gap(30) > gap(365) > 0
 
 
-def test_a_time_expression_favours_memories_written_in_its_window(owner):
-    last_thursday, earlier = write_indexed(
+def test_a_time_expression_favours_memories_written_in_its_window(owner, write_dated):
+    last_thursday, earlier = write_dated(
         owner, (STANDUP, datetime(2023, 5, 18, 9, tzinfo=UTC)), (STANDUP, datetime(2023, 5, 10, 9, tzinfo=UTC))
     )
     options = {"half_life_days": 0, "diversity": 0}
@@ -67,8 +52,8 @@ def test_a_time_expression_favours_memories_written_in_its_window(owner):
     assert hits[1].explanation["time_window"]["factor"] == settings.GNOSEM_OUTSIDE_TIME_WINDOW < 1
 
 
-def test_a_time_expression_only_boosts_and_filters_still_filter(owner):
-    last_thursday, earlier = write_indexed(
+def test_a_time_expression_only_boosts_and_filters_still_filter(owner, write_dated):
+    last_thursday, earlier = write_dated(
         owner, (STANDUP, datetime(2023, 5, 18, 9, tzinfo=UTC)), (STANDUP, datetime(2023, 5, 10, 9, tzinfo=UTC))
     )
     # Outside the window is ranked lower, not hidden: the expression may be about the event, not the note.
@@ -77,14 +62,8 @@ def test_a_time_expression_only_boosts_and_filters_still_filter(owner):
     assert order(owner, "stand-up last Thursday", filters=filters) == [earlier]
 
 
-DARK_MODE = "The user prefers dark mode in all editors."
-DARK_MODE_AGAIN = "User likes dark mode in every editor."
-FONT = "The user's editor font is JetBrains Mono at 14 pt with ligatures on."
-CI_CACHE = "The CI pipeline caches pip downloads between runs."
-
-
-def test_diversity_pushes_a_near_duplicate_below_a_different_relevant_memory(owner):
-    dark, again, font, *_ = write_indexed(
+def test_diversity_pushes_a_near_duplicate_below_a_different_relevant_memory(owner, write_dated):
+    dark, again, font, *_ = write_dated(
         owner, (DARK_MODE, NOW), (DARK_MODE_AGAIN, NOW), (FONT, NOW), (STANDUP, NOW), (CI_CACHE, NOW)
     )
     query = "what editor settings does the user prefer?"
@@ -99,8 +78,8 @@ def test_diversity_pushes_a_near_duplicate_below_a_different_relevant_memory(own
     assert order(owner, query)[:3] == [dark, font, again]
 
 
-def test_min_score_drops_weaker_results(owner):
-    write_indexed(owner, (DARK_MODE, NOW), (FONT, NOW), (STANDUP, NOW))
+def test_min_score_drops_weaker_results(owner, write_dated):
+    write_dated(owner, (DARK_MODE, NOW), (FONT, NOW), (STANDUP, NOW))
     everything = search_hybrid(owner=owner, query="dark mode", now=NOW)
     assert len(everything) == 3
     threshold = (everything[0].score + everything[-1].score) / 2
@@ -113,8 +92,8 @@ def test_min_score_drops_weaker_results(owner):
     assert [hit.memory for hit in perfect] == [everything[0].memory]
 
 
-def test_the_explanation_shows_each_signal_and_each_factor(owner):
-    recent, old = write_indexed(
+def test_the_explanation_shows_each_signal_and_each_factor(owner, write_dated):
+    recent, old = write_dated(
         owner, (DARK_MODE, NOW - timedelta(days=30)), ("Dark mode is off in the terminal.", NOW - timedelta(days=300))
     )
     hits = {hit.memory: hit for hit in search_hybrid(owner=owner, query="dark mode", now=NOW, half_life_days=30)}

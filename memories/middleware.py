@@ -25,7 +25,7 @@ class UploadSizeLimitMiddleware:
         if request.content_type == "multipart/form-data" and exceeds_import_limit(request.META.get("CONTENT_LENGTH")):
             return render(
                 request,
-                "upload_too_large.html",
+                "memories/upload_too_large.html",
                 # A fixed page, not request.path: `//evil.example/...` is a path too, and a link off-site.
                 {"limit": import_limit_description(), "back": reverse("transfer")},
                 status=413,

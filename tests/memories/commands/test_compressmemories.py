@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from memories import services
 from memories.models import CompressionStatus, Memory
 from tests.memories.chat_server import Reply
-from tests.memories.test_compression import GOOD, RAW
+from tests.memories.conftest import GOOD, RAW
 
 
 def long_memory(owner, status: str, *, optimized: str | None = None, content: str = RAW) -> Memory:
@@ -105,3 +105,13 @@ def test_it_stops_when_the_model_fails_on_three_memories_in_a_row(owner, closed_
 
 def test_with_nothing_to_do_it_says_so(owner, chat_server):
     assert compress() == "No memories to compress.\n"
+
+
+def test_it_finds_the_user_like_the_other_commands_and_says_which(owner, settings, command):
+    settings.GNOSEM_LLM_BASE_URL = "http://127.0.0.1:9/v1"  # never called: there is nothing to compress
+    settings.GNOSEM_LLM_MODEL = "test-model"
+    stdout, stderr = command("compressmemories", "--user", "owner@example.com")
+    assert stdout == "No memories to compress.\n"
+    assert f"account #{owner.pk} owner <owner@example.com>" in stderr
+    with pytest.raises(CommandError, match="No user with the username or e-mail 'nobody'"):
+        command("compressmemories", "--user", "nobody")

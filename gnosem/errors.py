@@ -1,4 +1,5 @@
-"""Errors a caller can cause; each interface (MCP, REST, pages) maps them to its own shape once."""
+"""Errors a caller can cause, shared by the apps; each interface (MCP, REST, pages, commands) maps them
+to its own shape once."""
 
 
 class GnosemError(Exception):

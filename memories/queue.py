@@ -1,0 +1,72 @@
+"""Sending work to the background queue: the one place that sends memories to be embedded or
+compressed, in batches of the size one task takes, once the current transaction commits.
+
+Services call it; the huey tasks (memories.tasks) call the services, so this module cannot import
+them without a cycle: memories.apps hands them over with `connect()` in `ready()`, before any
+request, command or consumer runs.
+"""
+
+import logging
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.db import transaction
+from huey.api import TaskWrapper
+
+logger = logging.getLogger(__name__)
+
+# A worker claims this many model batches at once when that many wait: the model then sorts the
+# whole claim by length (less padding) and the database writes are shared by more memories.
+CLAIM_BATCHES = 4
+
+# The tasks work is sent to, by kind; filled by `connect()`.
+TASKS: dict[str, TaskWrapper] = {}
+
+
+def connect(*, embed: TaskWrapper, compress: TaskWrapper) -> None:
+    """Send indexing to `embed(memory_ids)` and compression to `compress(memory_id)`."""
+    TASKS.update(embed=embed, compress=compress)
+
+
+def indexing_batch_size() -> int:
+    """How many memories one indexing task takes: CLAIM_BATCHES batches of the model."""
+    return settings.GNOSEM_EMBEDDING_BATCH_SIZE * CLAIM_BATCHES
+
+
+def enqueue_indexing(memory_ids: Sequence[int]) -> None:
+    """Queue these memories for embedding once the current transaction commits, one task per
+    `indexing_batch_size()` of them."""
+    step = indexing_batch_size()
+    for start in range(0, len(memory_ids), step):
+        _send_on_commit("embed", list(memory_ids[start : start + step]))
+
+
+def enqueue_compression(memory_ids: Sequence[int]) -> None:
+    """Queue these memories for compression once the current transaction commits, one task each
+    (a model answers one text at a time)."""
+    for memory_id in memory_ids:
+        _send_on_commit("compress", memory_id)
+
+
+def _send_on_commit(kind: str, *args: object) -> None:
+    """Send the `kind` task with `args` once the current transaction commits.
+
+    The write is stored by then: a queue that cannot be reached (Redis stopped, restarting) must not
+    turn it into an error, or the client retries and stores it twice. The memory stays pending, and
+    the re-queue sweep (memories.tasks.requeue_stale_memories_task) sends it again once the queue
+    answers.
+    """
+    task = TASKS[kind]
+
+    def send() -> None:
+        try:
+            task(*args)
+        except Exception as exc:
+            logger.warning(
+                "could not queue %s (%s: %s); the memory is stored and waits for the re-queue sweep",
+                task.func.__name__,
+                type(exc).__name__,
+                exc,
+            )
+
+    transaction.on_commit(send)

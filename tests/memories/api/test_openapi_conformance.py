@@ -1,0 +1,399 @@
+"""The REST API answers as the OpenAPI document it serves says. For every operation, real answers
+(successes and each error the document declares) are validated with jsonschema against the schema
+the served document gives for their status and media type, as the MCP tests validate tool results
+against `outputSchema`; and every status the document declares is one the API really gives."""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+import pytest
+from django.http import HttpResponse
+from django.test import Client
+from referencing import Registry
+from referencing.jsonschema import DRAFT7
+
+from gnosem.env import Rate
+from memories import services, transfer
+from memories.models import MAX_CONTENT_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, CompressionStatus, Memory, Quota
+
+DOCUMENT_URI = "urn:gnosem:openapi"
+MEMORIES = "/api/v1/memories"
+MEMORY = "/api/v1/memories/{public_id}"
+SEARCH = "/api/v1/memories/search"
+EXPORT = "/api/v1/export"
+IMPORT = "/api/v1/import"
+USAGE = "/api/v1/usage"
+
+
+def served_document() -> dict[str, Any]:
+    response = Client().get("/api/v1/schema", headers={"Accept": "application/json"})
+    assert response.status_code == 200
+    return json.loads(response.content)
+
+
+def as_json_schema(node: Any) -> Any:
+    """OpenAPI 3.0's schema dialect as plain JSON Schema: `nullable: true` becomes a "null" type."""
+    if isinstance(node, list):
+        return [as_json_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    converted = {key: as_json_schema(value) for key, value in node.items()}
+    if converted.get("nullable") is True:
+        del converted["nullable"]
+        converted["type"] = [converted["type"], "null"]
+    return converted
+
+
+def pointer(*parts: str) -> str:
+    return "#/" + "/".join(part.replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def body_of(response: HttpResponse) -> bytes:
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
+def assert_conforms(document: dict[str, Any], method: str, path: str, response: HttpResponse) -> None:
+    """The answer's status is declared for the operation, and its body matches what is declared."""
+    declared = document["paths"][path][method]["responses"]
+    status = str(response.status_code)
+    assert status in declared, f"{method.upper()} {path} answered {status}, not declared ({sorted(declared)})"
+    content = declared[status].get("content")
+    if content is None:
+        assert body_of(response) == b"", f"{method.upper()} {path} {status} declares no body"
+        return
+    media_type = response["Content-Type"].split(";")[0].strip()
+    assert media_type in content, f"{method.upper()} {path} {status} answered {media_type}, not one of {list(content)}"
+    registry = Registry().with_resource(DOCUMENT_URI, DRAFT7.create_resource(as_json_schema(document)))
+    schema_ref = DOCUMENT_URI + pointer("paths", path, method, "responses", status, "content", media_type, "schema")
+    validator = jsonschema.Draft7Validator(
+        {"$ref": schema_ref}, registry=registry, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER
+    )
+    validator.validate(json.loads(body_of(response)))
+
+
+@dataclass
+class World:
+    """An owner with a write and a read token, memories of theirs (one compressed), a stranger's."""
+
+    settings: Any
+    token: str
+    read_token: str
+    memory: Memory
+    compressed: Memory
+    strangers: Memory
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str | None = "",
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
+        **params: Any,
+    ) -> HttpResponse:
+        """A request with the owner's write token (`token`: another one, or None for none)."""
+        token = self.token if token == "" else token
+        headers = {**({"Authorization": f"Bearer {token}"} if token else {}), **(headers or {})}
+        client = Client()
+        if method in {"get", "delete"}:
+            return getattr(client, method)(path, params, headers=headers)
+        data = body if isinstance(body, str) else json.dumps(body)
+        return getattr(client, method)(path, data, content_type=content_type, headers=headers)
+
+    def send_accepting_html(self, method: str, path: str) -> HttpResponse:
+        return self.send(method, path.format(public_id=self.memory.public_id), {}, headers={"Accept": "text/html"})
+
+    def send_text(self, method: str, path: str) -> HttpResponse:
+        """A form-like text body, as a client that forgot the JSON content type sends."""
+        return self.send(method, path, "content=x", content_type="text/plain")
+
+    def over_rate_limit(self) -> None:
+        """The token's one request a minute is spent."""
+        self.settings.GNOSEM_TOKEN_RATE_LIMIT = Rate(count=1, seconds=60)
+        assert self.send("get", USAGE).status_code == 200
+
+
+@pytest.fixture
+def world(settings, owner, stranger, owner_token, owner_read_token) -> World:
+    settings.GNOSEM_TOKEN_RATE_LIMIT = None
+    settings.GNOSEM_IMPORT_RATE_LIMIT = None
+    memory = services.memory_write(owner=owner, content="The staging database is pg-staging-2.", tags=["db"])
+    compressed = services.memory_write(owner=owner, content="We deploy on Tuesdays, never on Fridays: " * 12)
+    Memory.objects.filter(pk=compressed.pk).update(
+        content_optimized="DEPLOY_DAY=tuesday", compression_status=CompressionStatus.COMPRESSED
+    )
+    strangers = services.memory_write(owner=stranger, content="The stranger's own note about the staging database.")
+    return World(settings, owner_token, owner_read_token, memory, compressed, strangers)
+
+
+def an_export(*contents: str) -> dict[str, Any]:
+    memories = [
+        {"content": content, "tags": [], "written_by": "", "created_at": "2025-05-01T12:00:00+00:00"}
+        for content in contents
+    ]
+    return {"format": transfer.FORMAT, "version": transfer.VERSION, "memories": memories}
+
+
+def over_quota(world: World) -> None:
+    Quota.objects.create(user=world.memory.owner, max_memories=1)
+
+
+def rate_limited(send: Callable[[World], HttpResponse]) -> Callable[[World], HttpResponse]:
+    def run(world: World) -> HttpResponse:
+        world.over_rate_limit()
+        return send(world)
+
+    return run
+
+
+def body_limit(size: int, send: Callable[[World], HttpResponse]) -> Callable[[World], HttpResponse]:
+    def run(world: World) -> HttpResponse:
+        world.settings.DATA_UPLOAD_MAX_MEMORY_SIZE = size
+        world.settings.GNOSEM_IMPORT_MAX_BYTES = size
+        return send(world)
+
+    return run
+
+
+def quota_full(send: Callable[[World], HttpResponse]) -> Callable[[World], HttpResponse]:
+    def run(world: World) -> HttpResponse:
+        over_quota(world)
+        return send(world)
+
+    return run
+
+
+def second_import(world: World) -> HttpResponse:
+    world.settings.GNOSEM_IMPORT_RATE_LIMIT = Rate(count=1, seconds=3600)
+    assert world.send("post", IMPORT, an_export("first")).status_code == 200
+    return world.send("post", IMPORT, an_export("second"))
+
+
+def mine(world: World) -> str:
+    return MEMORY.format(public_id=world.memory.public_id)
+
+
+def theirs(world: World) -> str:
+    return MEMORY.format(public_id=world.strangers.public_id)
+
+
+def compressed(world: World) -> str:
+    return MEMORY.format(public_id=world.compressed.public_id)
+
+
+@dataclass(frozen=True)
+class Case:
+    method: str
+    path: str
+    status: int
+    name: str
+    send: Callable[[World], HttpResponse]
+
+
+CASES = [
+    # GET /memories
+    Case("get", MEMORIES, 200, "a page with a next cursor", lambda w: w.send("get", MEMORIES, limit=1)),
+    Case("get", MEMORIES, 200, "the last page, raw", lambda w: w.send("get", MEMORIES, raw="true", tags="db")),
+    Case("get", MEMORIES, 400, "a limit out of range", lambda w: w.send("get", MEMORIES, limit=0)),
+    Case("get", MEMORIES, 400, "a cursor that is none", lambda w: w.send("get", MEMORIES, cursor="nonsense")),
+    Case("get", MEMORIES, 401, "no token", lambda w: w.send("get", MEMORIES, token=None)),
+    Case("get", MEMORIES, 429, "over the rate limit", rate_limited(lambda w: w.send("get", MEMORIES))),
+    # POST /memories
+    Case(
+        "post", MEMORIES, 201, "a write", lambda w: w.send("post", MEMORIES, {"content": "Use pnpm.", "tags": ["js"]})
+    ),
+    Case(
+        "post",
+        MEMORIES,
+        201,
+        "a write naming its client",
+        lambda w: w.send("post", MEMORIES, {"content": "x", "written_by": ""}),
+    ),
+    Case(
+        "post", MEMORIES, 400, "an unknown field", lambda w: w.send("post", MEMORIES, {"content": "x", "colour": "red"})
+    ),
+    Case("post", MEMORIES, 400, "malformed JSON", lambda w: w.send("post", MEMORIES, "{")),
+    Case("post", MEMORIES, 415, "a body that is not JSON", lambda w: w.send_text("post", MEMORIES)),
+    Case("post", MEMORIES, 401, "no token", lambda w: w.send("post", MEMORIES, {"content": "x"}, token=None)),
+    Case(
+        "post", MEMORIES, 403, "a read token", lambda w: w.send("post", MEMORIES, {"content": "x"}, token=w.read_token)
+    ),
+    Case("post", MEMORIES, 403, "over quota", quota_full(lambda w: w.send("post", MEMORIES, {"content": "x"}))),
+    Case(
+        "post",
+        MEMORIES,
+        413,
+        "a body over the limit",
+        body_limit(100, lambda w: w.send("post", MEMORIES, {"content": "x" * 200})),
+    ),
+    Case(
+        "post", MEMORIES, 429, "over the rate limit", rate_limited(lambda w: w.send("post", MEMORIES, {"content": "x"}))
+    ),
+    # GET /memories/{id}
+    Case("get", MEMORY, 200, "a memory", lambda w: w.send("get", mine(w))),
+    Case("get", MEMORY, 200, "a compressed memory", lambda w: w.send("get", compressed(w))),
+    Case("get", MEMORY, 200, "a compressed memory, raw", lambda w: w.send("get", compressed(w), raw="true")),
+    Case("get", MEMORY, 400, "a flag that is neither true nor false", lambda w: w.send("get", mine(w), raw="maybe")),
+    Case("get", MEMORY, 401, "no token", lambda w: w.send("get", mine(w), token=None)),
+    Case("get", MEMORY, 404, "a stranger's memory", lambda w: w.send("get", theirs(w))),
+    Case("get", MEMORY, 429, "over the rate limit", rate_limited(lambda w: w.send("get", mine(w)))),
+    # PATCH /memories/{id}
+    Case("patch", MEMORY, 200, "a change", lambda w: w.send("patch", mine(w), {"tags": ["db", "staging"]})),
+    Case(
+        "patch",
+        MEMORY,
+        200,
+        "a change of a compressed memory's client",
+        lambda w: w.send("patch", compressed(w), {"written_by": "cli"}),
+    ),
+    Case("patch", MEMORY, 400, "nothing to change", lambda w: w.send("patch", mine(w), {})),
+    Case("patch", MEMORY, 401, "no token", lambda w: w.send("patch", mine(w), {"tags": []}, token=None)),
+    Case("patch", MEMORY, 403, "a read token", lambda w: w.send("patch", mine(w), {"tags": []}, token=w.read_token)),
+    Case("patch", MEMORY, 404, "a stranger's memory", lambda w: w.send("patch", theirs(w), {"tags": []})),
+    Case("patch", MEMORY, 415, "a body that is not JSON", lambda w: w.send_text("patch", mine(w))),
+    Case(
+        "patch",
+        MEMORY,
+        413,
+        "a body over the limit",
+        body_limit(100, lambda w: w.send("patch", mine(w), {"content": "x" * 200})),
+    ),
+    Case("patch", MEMORY, 429, "over the rate limit", rate_limited(lambda w: w.send("patch", mine(w), {"tags": []}))),
+    # DELETE /memories/{id}
+    Case("delete", MEMORY, 204, "a deletion", lambda w: w.send("delete", mine(w))),
+    Case("delete", MEMORY, 401, "no token", lambda w: w.send("delete", mine(w), token=None)),
+    Case("delete", MEMORY, 403, "a read token", lambda w: w.send("delete", mine(w), token=w.read_token)),
+    Case("delete", MEMORY, 404, "a stranger's memory", lambda w: w.send("delete", theirs(w))),
+    Case("delete", MEMORY, 429, "over the rate limit", rate_limited(lambda w: w.send("delete", mine(w)))),
+    # GET /memories/search
+    Case("get", SEARCH, 200, "results", lambda w: w.send("get", SEARCH, query="staging database", top_k=5)),
+    Case(
+        "get",
+        SEARCH,
+        200,
+        "results explained",
+        lambda w: w.send("get", SEARCH, query="deploy Tuesdays", explain="true"),
+    ),
+    Case("get", SEARCH, 200, "no results", lambda w: w.send("get", SEARCH, query="kubernetes", written_by="nobody")),
+    Case("get", SEARCH, 400, "no query", lambda w: w.send("get", SEARCH)),
+    Case("get", SEARCH, 400, "top_k out of range", lambda w: w.send("get", SEARCH, query="x", top_k=51)),
+    Case("get", SEARCH, 401, "no token", lambda w: w.send("get", SEARCH, query="x", token=None)),
+    Case("get", SEARCH, 429, "over the rate limit", rate_limited(lambda w: w.send("get", SEARCH, query="x"))),
+    # GET /export
+    Case("get", EXPORT, 200, "the export", lambda w: w.send("get", EXPORT)),
+    Case("get", EXPORT, 401, "no token", lambda w: w.send("get", EXPORT, token=None)),
+    Case("get", EXPORT, 429, "over the rate limit", rate_limited(lambda w: w.send("get", EXPORT))),
+    # POST /import
+    Case("post", IMPORT, 200, "an import", lambda w: w.send("post", IMPORT, an_export("imported one", "imported two"))),
+    Case("post", IMPORT, 400, "not an export", lambda w: w.send("post", IMPORT, {"format": "something else"})),
+    Case("post", IMPORT, 401, "no token", lambda w: w.send("post", IMPORT, an_export("x"), token=None)),
+    Case("post", IMPORT, 403, "a read token", lambda w: w.send("post", IMPORT, an_export("x"), token=w.read_token)),
+    Case("post", IMPORT, 403, "over quota", quota_full(lambda w: w.send("post", IMPORT, an_export("x")))),
+    Case(
+        "post",
+        IMPORT,
+        413,
+        "a body over the import limit",
+        body_limit(100, lambda w: w.send("post", IMPORT, an_export("x" * 200))),
+    ),
+    Case("post", IMPORT, 429, "over the import limit", second_import),
+    # GET /usage
+    Case("get", USAGE, 200, "the usage", lambda w: w.send("get", USAGE)),
+    Case("get", USAGE, 200, "the usage under a quota", quota_full(lambda w: w.send("get", USAGE))),
+    Case("get", USAGE, 401, "no token", lambda w: w.send("get", USAGE, token=None)),
+    Case("get", USAGE, 429, "over the rate limit", rate_limited(lambda w: w.send("get", USAGE))),
+]
+# Any operation, asked for an answer that is not JSON.
+CASES += [
+    Case(
+        method,
+        path,
+        406,
+        "an Accept header without JSON",
+        lambda w, method=method, path=path: w.send_accepting_html(method, path),
+    )
+    for method, path in dict.fromkeys((case.method, case.path) for case in CASES)
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: f"{case.method} {case.path} {case.status} {case.name}")
+def test_every_answer_matches_the_served_document(world, case):
+    response = case.send(world)
+
+    assert response.status_code == case.status, body_of(response)
+    assert_conforms(served_document(), case.method, case.path, response)
+
+
+def test_the_cases_cover_every_operation_and_every_status_it_declares(db):
+    declared = {
+        (method, path, int(status))
+        for path, operations in served_document()["paths"].items()
+        for method, operation in operations.items()
+        for status in operation["responses"]
+    }
+
+    assert {(case.method, case.path, case.status) for case in CASES} == declared
+
+
+def test_a_page_in_the_middle_has_a_cursor_and_the_last_one_null(world):
+    """Both sides of `next_cursor`'s declared type are really answered."""
+    first = world.send("get", MEMORIES, limit=1).json()
+    last = world.send("get", MEMORIES, limit=100).json()
+
+    assert isinstance(first["next_cursor"], str) and last["next_cursor"] is None
+
+
+def test_a_compressed_memory_carries_its_raw_text_as_declared(world):
+    body = world.send("get", compressed(world)).json()
+
+    assert body["optimized"] is True and body["content"] == "DEPLOY_DAY=tuesday"
+    assert body["content_raw"] == world.compressed.content
+
+
+def request_validator(document: dict[str, Any], method: str, path: str) -> jsonschema.Draft7Validator:
+    registry = Registry().with_resource(DOCUMENT_URI, DRAFT7.create_resource(as_json_schema(document)))
+    schema_ref = DOCUMENT_URI + pointer("paths", path, method, "requestBody", "content", "application/json", "schema")
+    return jsonschema.Draft7Validator({"$ref": schema_ref}, registry=registry)
+
+
+ACCEPTED_BODIES = [
+    ("post", MEMORIES, {"content": "x"}),
+    ("post", MEMORIES, {"content": "Use pnpm.", "tags": [], "written_by": ""}),
+    ("post", MEMORIES, {"content": "Use pnpm.", "tags": ["JS", "build"], "written_by": "cursor"}),
+    ("patch", MEMORY, {"written_by": ""}),
+    ("patch", MEMORY, {"tags": []}),
+    ("patch", MEMORY, {"content": "The staging database is pg-staging-3."}),
+]
+REFUSED_BODIES = [
+    ("post", MEMORIES, {}),
+    ("post", MEMORIES, {"content": ""}),
+    ("post", MEMORIES, {"content": "x", "colour": "red"}),
+    ("post", MEMORIES, {"content": "x", "tags": [""]}),
+    ("post", MEMORIES, {"content": "x", "tags": [f"tag-{i}" for i in range(MAX_TAGS + 1)]}),
+    ("post", MEMORIES, {"content": "x", "written_by": "w" * (MAX_WRITTEN_BY_CHARS + 1)}),
+    ("post", MEMORIES, {"content": "x" * (MAX_CONTENT_CHARS + 1)}),
+    ("patch", MEMORY, {}),
+    ("patch", MEMORY, {"tags": "db"}),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), ACCEPTED_BODIES)
+def test_a_body_the_api_accepts_is_one_the_document_allows(world, method, path, body):
+    response = world.send(method, path.format(public_id=world.memory.public_id), body)
+
+    assert response.status_code < 300, response.content
+    request_validator(served_document(), method, path).validate(body)
+
+
+@pytest.mark.parametrize(("method", "path", "body"), REFUSED_BODIES)
+def test_a_body_the_document_forbids_is_one_the_api_refuses(world, method, path, body):
+    assert not request_validator(served_document(), method, path).is_valid(body)
+
+    response = world.send(method, path.format(public_id=world.memory.public_id), body)
+
+    assert response.status_code == 400, response.content

@@ -1,0 +1,52 @@
+"""A memory written without `written_by` gets one default, by one rule, over MCP and REST: the name
+the client gave itself when the request carries one (MCP 2026-07-28 `clientInfo`), else the name of
+the API token in use; omitted and null are the same."""
+
+import json
+
+import pytest
+from django.test import Client
+
+from accounts.tokens import token_create
+from tests.memories.mcp.conftest import CLIENT_NAME, LEGACY, MODERN, McpCaller
+
+TOKEN_NAME = "laptop\tclaude   code\x1b"
+CLEANED = "laptop claude code"
+
+
+@pytest.fixture
+def token(owner) -> str:
+    return token_create(owner=owner, name=TOKEN_NAME, scope="write").secret
+
+
+def rest_write(token: str, body: dict) -> str:
+    response = Client().post(
+        "/api/v1/memories",
+        json.dumps(body),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status_code == 201, response.content
+    return response.json()["written_by"]
+
+
+def mcp_write(client: Client, token: str, version: str, arguments: dict) -> str:
+    return McpCaller(client, token, version).ok("memory_write", arguments)["written_by"]
+
+
+@pytest.mark.parametrize("body", [{}, {"written_by": None}], ids=["omitted", "null"])
+def test_rest_and_a_2025_mcp_client_default_to_the_same_cleaned_token_name(client, token, body):
+    arguments = {"content": "Use pnpm, not npm.", **body}
+
+    assert rest_write(token, arguments) == mcp_write(client, token, LEGACY, arguments) == CLEANED
+
+
+def test_a_2026_mcp_client_is_labelled_with_the_name_it_sends(client, token):
+    assert mcp_write(client, token, MODERN, {"content": "Use pnpm, not npm."}) == CLIENT_NAME
+
+
+@pytest.mark.parametrize("version", [LEGACY, MODERN])
+def test_a_given_written_by_wins_everywhere_even_empty(client, token, version):
+    for given in ["cursor", ""]:
+        body = {"content": "Use pnpm, not npm.", "written_by": given}
+        assert rest_write(token, body) == mcp_write(client, token, version, body) == given
