@@ -4,6 +4,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -25,34 +26,33 @@ def env_str(name: str, default: str | None = None) -> str | None:
     return default if value is None else value
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+_Number = TypeVar("_Number", int, float)
+
+
+def _env_number(
+    name: str, default: _Number, parse: type[_Number], kind: str, minimum: _Number | None, maximum: _Number | None
+) -> _Number:
+    """The variable read with `parse` (`kind` says what it must be), within the bounds."""
     value = _raw(name)
     if value is None:
         return default
     try:
-        number = int(value)
+        number = parse(value)
     except ValueError:
-        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number.") from None
+        raise ImproperlyConfigured(f"{name}={value!r} is not {kind}.") from None
     if minimum is not None and number < minimum:
         raise ImproperlyConfigured(f"{name}={number} is below the minimum of {minimum}.")
     if maximum is not None and number > maximum:
         raise ImproperlyConfigured(f"{name}={number} is above the maximum of {maximum}.")
     return number
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    return _env_number(name, default, int, "a whole number", minimum, maximum)
 
 
 def env_float(name: str, default: float, *, minimum: float | None = None, maximum: float | None = None) -> float:
-    value = _raw(name)
-    if value is None:
-        return default
-    try:
-        number = float(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={value!r} is not a number.") from None
-    if minimum is not None and number < minimum:
-        raise ImproperlyConfigured(f"{name}={number} is below the minimum of {minimum}.")
-    if maximum is not None and number > maximum:
-        raise ImproperlyConfigured(f"{name}={number} is above the maximum of {maximum}.")
-    return number
+    return _env_number(name, default, float, "a number", minimum, maximum)
 
 
 _TRUE = {"1", "true", "yes", "on"}
