@@ -1,8 +1,11 @@
-"""API tokens: shown once, stored as a lookup prefix plus an HMAC digest, never in clear."""
+"""API tokens (shown once, stored as a lookup prefix plus an HMAC digest, never in clear), the
+OAuth clients that may ask for a connection, invitations and the activity log."""
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from oauth2_provider.generators import generate_client_id
+from oauth2_provider.models import AbstractApplication
 
 
 class TokenScope(models.TextChoices):
@@ -10,24 +13,56 @@ class TokenScope(models.TextChoices):
     WRITE = "write"
 
 
+class OAuthClient(AbstractApplication):
+    """An OAuth client (django-oauth-toolkit's Application, swapped in by
+    OAUTH2_PROVIDER_APPLICATION_MODEL): registered by Dynamic Client Registration or described by
+    a Client ID Metadata Document, whose URL is then its client_id (hence up to 2048 characters).
+    `registration_source` (dcr / cimd / manual) and `cimd_expires_at` come from the toolkit."""
+
+    client_id = models.CharField(max_length=2048, unique=True, default=generate_client_id)
+    # When a token was last issued to it: an unused DCR registration is cleaned up.
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    # CIMD only: when its metadata document was last fetched (cimd_expires_at says when to again).
+    metadata_fetched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta(AbstractApplication.Meta):
+        verbose_name = "OAuth client"
+
+
 class ApiToken(models.Model):
+    """A `gno_` token, or a connection: what an OAuth client was granted (`oauth_client` set, no
+    secret of its own). A connection's access tokens authenticate as it, so rate limits, last use,
+    activity and revocation work the same for both; `oauth_token_family` ties it to the refresh
+    token family its grant started."""
+
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100)
     scope = models.CharField(max_length=8, choices=TokenScope.choices)
-    prefix = models.CharField(max_length=16, unique=True)
-    digest = models.CharField(max_length=64)
+    prefix = models.CharField(max_length=16, unique=True, null=True, blank=True)
+    digest = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    oauth_client = models.ForeignKey(
+        OAuthClient, null=True, blank=True, on_delete=models.CASCADE, related_name="connections"
+    )
+    oauth_token_family = models.UUIDField(null=True, blank=True, unique=True)
 
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(scope__in=TokenScope.values), name="apitoken_scope"),
             models.CheckConstraint(condition=~Q(name=""), name="apitoken_name_not_empty"),
+            # Either a bearer token (prefix and digest) or a connection (client and token family).
+            models.CheckConstraint(
+                condition=Q(prefix__isnull=False, oauth_client__isnull=True, oauth_token_family__isnull=True)
+                & ~Q(digest="")
+                | Q(prefix__isnull=True, digest="", oauth_client__isnull=False, oauth_token_family__isnull=False),
+                name="apitoken_secret_or_connection",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.prefix}…)"
+        return f"{self.name} ({self.prefix}…)" if self.prefix else f"{self.name} (OAuth connection)"
 
     @property
     def is_active(self) -> bool:
@@ -61,6 +96,8 @@ class Invite(models.Model):
 class ActivityAction(models.TextChoices):
     TOKEN_CREATED = "token_created", "token created"
     TOKEN_REVOKED = "token_revoked", "token revoked"
+    APP_CONNECTED = "app_connected", "application connected"
+    APP_DISCONNECTED = "app_disconnected", "application disconnected"
     SIGNED_IN = "signed_in", "signed in"
     SIGN_IN_FAILED = "sign_in_failed", "sign-in failed"
     EXPORTED = "exported", "exported"

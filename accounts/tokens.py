@@ -2,7 +2,9 @@
 
 A token is `gno_` + 43 URL-safe characters. The database keeps its first 16 characters as an
 indexed lookup prefix and an HMAC-SHA256 digest of the whole token under GNOSEM_TOKEN_SECRET,
-so a leaked database reveals no usable token.
+so a leaked database reveals no usable token. OAuth access tokens authenticate through the same
+function, as their connection (accounts.oauth.connections); the functions here that list and
+revoke tokens leave connections alone.
 """
 
 import hashlib
@@ -20,6 +22,7 @@ from django.utils import timezone
 
 from accounts.activity import activity_record
 from accounts.models import ActivityAction, ApiToken, TokenScope
+from accounts.oauth.connections import connection_authenticate
 from gnosem.errors import NotFound, ValidationError
 from gnosem.types import Owner
 
@@ -97,7 +100,7 @@ def token_revoke(
     *, owner: Owner, token_id: int, request: HttpRequest | None = None, actor_token: ApiToken | None = None
 ) -> ApiToken:
     """Revoke one of the owner's tokens; it stops working on the next request."""
-    token = ApiToken.objects.filter(owner=owner, pk=token_id).first()
+    token = ApiToken.objects.filter(owner=owner, pk=token_id, oauth_client__isnull=True).first()
     if token is None:
         raise NotFound(f"No token with id {token_id}.")
     return _revoke(token, request=request, actor_token=actor_token)
@@ -120,12 +123,13 @@ def token_revoke_by_prefix(*, prefix: str) -> ApiToken:
 def token_list(*, owner: Owner) -> QuerySet[ApiToken]:
     """The owner's tokens as the tokens page and `revoketoken --list` show them: the active ones
     first, newest first, then the revoked ones, most recently revoked first."""
-    return ApiToken.objects.filter(owner=owner).order_by(F("revoked_at").desc(nulls_first=True), "-created_at")
+    return ApiToken.objects.filter(owner=owner, oauth_client__isnull=True).order_by(
+        F("revoked_at").desc(nulls_first=True), "-created_at"
+    )
 
 
-def token_authenticate(secret: str | None) -> ApiToken | None:
-    """The active token matching `secret` (with its owner loaded), or None."""
-    if not secret or not TOKEN_SHAPE.fullmatch(secret) or len(secret) < LOOKUP_PREFIX_CHARS + 8:
+def _bearer_token(secret: str) -> ApiToken | None:
+    if not TOKEN_SHAPE.fullmatch(secret) or len(secret) < LOOKUP_PREFIX_CHARS + 8:
         return None
     token = (
         ApiToken.objects.select_related("owner")
@@ -133,6 +137,21 @@ def token_authenticate(secret: str | None) -> ApiToken | None:
         .first()
     )
     if token is None or not hmac.compare_digest(token.digest, _digest(secret)):
+        return None
+    return token
+
+
+def token_authenticate(secret: str | None, *, resource: str | None = None) -> ApiToken | None:
+    """The active token matching `secret` (with its owner loaded), or None: a `gno_` token, or an
+    OAuth access token issued for `resource` (this server's MCP resource, which the callers pass;
+    without it no OAuth token authenticates). Expired, revoked and other-audience tokens are None."""
+    if not secret:
+        return None
+    if secret.startswith(TOKEN_PREFIX):
+        token = _bearer_token(secret)
+    else:
+        token = connection_authenticate(secret, resource=resource) if resource else None
+    if token is None:
         return None
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:

@@ -1,5 +1,6 @@
-"""Account pages beyond allauth's: API tokens, "connect a client" and the activity log. Views are
-thin: the token functions in accounts.tokens and the selectors in accounts.activity do the work."""
+"""Account pages beyond allauth's: API tokens and connected applications, "connect a client" and
+the activity log. Views are thin: the token functions in accounts.tokens and accounts.oauth.connections
+and the selectors in accounts.activity do the work."""
 
 from django.conf import settings
 from django.contrib import messages
@@ -7,18 +8,15 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.activity import activity_for_owner
-from accounts.connect import client_snippets
+from accounts.connect import client_snippets, connector_guides, reaches_connectors
 from accounts.models import TokenScope
+from accounts.oauth.connections import connection_list, connection_revoke, redirect_host
+from accounts.oauth.urls_for import mcp_resource
 from accounts.tokens import MAX_NAME_CHARS, token_create, token_list, token_revoke
 from gnosem.errors import NotFound, ValidationError
-
-
-def _mcp_url(request: HttpRequest) -> str:
-    return request.build_absolute_uri(reverse("mcp"))
 
 
 @login_required
@@ -40,8 +38,11 @@ def tokens(request: HttpRequest) -> HttpResponse:
             context.update(error=str(error), form=form)
         else:
             context["issued"] = issued
-            context["snippets"] = client_snippets(mcp_url=_mcp_url(request), token=issued.secret)
+            context["snippets"] = client_snippets(mcp_url=mcp_resource(request), token=issued.secret)
     context["tokens"] = token_list(owner=request.user)
+    context["connections"] = [
+        (connection, redirect_host(connection.oauth_client)) for connection in connection_list(owner=request.user)
+    ]
     response = render(request, "accounts/tokens.html", context, status=400 if context["error"] else 200)
     if context["issued"]:
         response["Cache-Control"] = "no-store"  # the only copy of the secret: never cached
@@ -60,15 +61,30 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def connection_revoke_view(request: HttpRequest, connection_id: int) -> HttpResponse:
+    try:
+        connection = connection_revoke(owner=request.user, connection_id=connection_id, request=request)
+    except NotFound:
+        raise Http404("No such connected application.") from None
+    messages.success(request, f"“{connection.name}” is disconnected; it is refused from its next request on.")
+    return redirect("tokens")
+
+
+@login_required
 @require_http_methods(["GET"])
 def connect(request: HttpRequest) -> HttpResponse:
-    """Configuration for each MCP client, with a placeholder where a new token goes."""
+    """How each MCP client connects: the steps for those that take the URL alone, and configuration
+    for those that take a token, with a placeholder where a new token goes."""
+    mcp_url = mcp_resource(request)
     return render(
         request,
         "accounts/connect.html",
         {
-            "mcp_url": _mcp_url(request),
-            "snippets": client_snippets(mcp_url=_mcp_url(request), token=None),
+            "mcp_url": mcp_url,
+            "guides": connector_guides(mcp_url=mcp_url),
+            "reaches_connectors": reaches_connectors(mcp_url),
+            "snippets": client_snippets(mcp_url=mcp_url, token=None),
             "max_name_chars": MAX_NAME_CHARS,
         },
     )

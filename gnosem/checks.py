@@ -6,6 +6,7 @@ stop on an Error; gunicorn runs none of its own, so gnosem.wsgi calls `refuse_to
 """
 
 import io
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.checks import Error, register
@@ -62,6 +63,26 @@ def check_mail_encryption(app_configs, **kwargs) -> list[Error]:
             hint="EMAIL_USE_TLS is on by default (STARTTLS, usually port 587): for implicit TLS (usually port "
             "465) set EMAIL_USE_SSL=true together with EMAIL_USE_TLS=false.",
             id="gnosem.E003",
+        )
+    ]
+
+
+@register()
+def check_public_url(app_configs, **kwargs) -> list[Error]:
+    """GNOSEM_PUBLIC_URL is an origin: OAuth names the issuer after it and the resource after it
+    plus /mcp, so a path (or query) in it would name URLs that Gnosem does not serve."""
+    if not settings.GNOSEM_PUBLIC_URL:
+        return []
+    parts = urlsplit(settings.GNOSEM_PUBLIC_URL)
+    if parts.hostname and not (parts.path or parts.query or parts.fragment or parts.username or parts.password):
+        return []
+    return [
+        Error(
+            f"GNOSEM_PUBLIC_URL={settings.GNOSEM_PUBLIC_URL!r} is not an origin (scheme and host, with an "
+            "optional port, and nothing else).",
+            hint="Set it to the address people reach Gnosem at, like https://memory.example.com; Gnosem must "
+            "be served at the root of that host.",
+            id="gnosem.E004",
         )
     ]
 

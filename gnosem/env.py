@@ -79,18 +79,21 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-_RATE = re.compile(r"\d+/\d*[smhd](/(ip|key|user))?")
+_RATE = re.compile(r"\d+/\d*[smhd](?:/(ip|key|user))?")
 
 
-def env_rate_limit(name: str, default: str) -> str:
-    """A rate limit in allauth's form: comma-separated `count/period/per`, like 10/m/ip,5/5m/key."""
+def env_rate_limit(name: str, default: str, *, per: tuple[str, ...] = ("ip", "key", "user")) -> str:
+    """A rate limit in allauth's form: comma-separated `count/period/per`, like 10/m/ip,5/5m/key;
+    `per` names what the caller can count by (a rate without one counts per ip)."""
     value = _raw(name)
     if value is None:
         return default
-    if not all(_RATE.fullmatch(part.strip()) for part in value.split(",")):
+    matches = [_RATE.fullmatch(part.strip()) for part in value.split(",")]
+    if not all(match and (match[1] or "ip") in per for match in matches):
+        example = "10/m/ip,5/5m/key" if "key" in per else "10/m/ip,100/d/ip"
+        subjects = f"{', '.join(per[:-1])} or {per[-1]}" if len(per) > 1 else per[0]
         raise ImproperlyConfigured(
-            f"{name}={value!r} is not a rate limit like 10/m/ip,5/5m/key "
-            "(count / period in s, m, h or d / per ip, key or user)."
+            f"{name}={value!r} is not a rate limit like {example} (count / period in s, m, h or d / per {subjects})."
         )
     return value
 

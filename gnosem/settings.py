@@ -9,6 +9,9 @@ system checks (gnosem.checks). See docs/configuration.md for the full list.
 import os
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from django.http.request import split_domain_port
 
 from gnosem.cache import cache_settings
 from gnosem.env import (
@@ -34,11 +37,17 @@ SECRET_KEY = persistent_secret("SECRET_KEY", GNOSEM_DATA_DIR)
 GNOSEM_TOKEN_SECRET = persistent_secret("GNOSEM_TOKEN_SECRET", GNOSEM_DATA_DIR)
 # (The test client's "testserver" is added by Django's test set-up, never served by default.)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
-# Behind a proxy that terminates TLS: trust its X-Forwarded-Proto, so that the URLs Gnosem shows
-# (the MCP URL on the Connect page) say https and the browser's cookies travel only over https.
-if env_bool("GNOSEM_BEHIND_HTTPS_PROXY", False):
+# Behind a proxy that terminates TLS (docs/deploy/Caddyfile): trust its X-Forwarded-Proto, so that
+# the URLs Gnosem shows say https, forms posted from the https page pass the CSRF check and cookies
+# travel only over https; and the address it appends to X-Forwarded-For (ALLAUTH_TRUSTED_PROXY_COUNT
+# below). X-Forwarded-Host stays untrusted: the proxy passes the Host header on (Caddy does), and a
+# header nobody needs is one fewer for a client to forge.
+GNOSEM_BEHIND_HTTPS_PROXY = env_bool("GNOSEM_BEHIND_HTTPS_PROXY", False)
+if GNOSEM_BEHIND_HTTPS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    # Browsers keep to https for a day after a visit: long enough to matter, short enough to undo.
+    SECURE_HSTS_SECONDS = 86400
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Browser origins allowed to call /mcp (besides requests without an Origin header, as CLI clients send).
 GNOSEM_MCP_ALLOWED_ORIGINS = env_list("GNOSEM_MCP_ALLOWED_ORIGINS", [])
@@ -58,6 +67,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "oauth2_provider",
     "accounts",
     "memories",
 ]
@@ -201,15 +211,66 @@ ACCOUNT_RATE_LIMITS = {
     "login_failed": env_rate_limit("GNOSEM_LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
     # Sign-up attempts (the form posted, whether it succeeds or not) per client address.
     "signup": env_rate_limit("GNOSEM_SIGNUP_RATE_LIMIT", "20/h/ip"),
+    # OAuth client registrations (accounts.oauth.registration), whether they succeed or not, per address.
+    "oauth_register": env_rate_limit("GNOSEM_OAUTH_REGISTRATION_RATE_LIMIT", "20/h/ip", per=("ip",)),
 }
 # Activity log (the Activity page): events older than this are deleted by a daily task.
 GNOSEM_ACTIVITY_RETENTION_DAYS = env_int("GNOSEM_ACTIVITY_RETENTION_DAYS", 90, minimum=1, maximum=36500)
-# Proxies in front that append to X-Forwarded-For: the throttle then counts per client address
-# rather than per proxy. 0 (no proxy) uses the connection's address.
-ALLAUTH_TRUSTED_PROXY_COUNT = env_int("GNOSEM_TRUSTED_PROXY_COUNT", 0, minimum=0, maximum=10)
+# Proxies in front that append to X-Forwarded-For: the throttles and the activity log then take the
+# address the nearest of them saw, counted from the end (what a client writes in front is never
+# read), rather than the proxy's. 0 (no proxy) uses the connection's address; one HTTPS proxy is 1.
+ALLAUTH_TRUSTED_PROXY_COUNT = env_int(
+    "GNOSEM_TRUSTED_PROXY_COUNT", 1 if GNOSEM_BEHIND_HTTPS_PROXY else 0, minimum=0, maximum=10
+)
 LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "home"
 ACCOUNT_LOGOUT_REDIRECT_URL = "home"
+
+# OAuth 2.1 for MCP clients that take a URL only (claude.ai, Claude Desktop, ChatGPT): Gnosem is
+# both the authorization server (django-oauth-toolkit, with accounts.oauth around it) and the
+# resource server. GNOSEM_PUBLIC_URL (an origin such as https://memory.example.com, checked by
+# gnosem.E004) names the issuer and the resource; unset, they come from each request's host.
+GNOSEM_PUBLIC_URL = (env_url("GNOSEM_PUBLIC_URL", ("http", "https")) or "").rstrip("/") or None
+if GNOSEM_PUBLIC_URL:  # its host is served, and forms may be posted from it, without being listed again
+    ALLOWED_HOSTS.append(split_domain_port(urlsplit(GNOSEM_PUBLIC_URL).netloc)[0])
+    CSRF_TRUSTED_ORIGINS.append(GNOSEM_PUBLIC_URL.rstrip("/"))
+GNOSEM_OAUTH_ACCESS_TOKEN_SECONDS = env_int("GNOSEM_OAUTH_ACCESS_TOKEN_SECONDS", 3600, minimum=60, maximum=86400)
+GNOSEM_OAUTH_REFRESH_TOKEN_DAYS = env_int("GNOSEM_OAUTH_REFRESH_TOKEN_DAYS", 30, minimum=1, maximum=365)
+# Client ID Metadata Documents (accounts.oauth.cimd) are fetched over https from public addresses
+# only; this allows http and loopback or private addresses too, for tests and local use. Their
+# certificates are checked against the system's CAs, or only those in GNOSEM_OAUTH_CIMD_CA_BUNDLE.
+GNOSEM_OAUTH_ALLOW_LOOPBACK_HTTP = env_bool("GNOSEM_OAUTH_ALLOW_LOOPBACK_HTTP", False)
+GNOSEM_OAUTH_CIMD_CA_BUNDLE = env_str("GNOSEM_OAUTH_CIMD_CA_BUNDLE")
+# Registered clients that never got a token are deleted this many hours after registering.
+GNOSEM_OAUTH_UNUSED_CLIENT_HOURS = env_int("GNOSEM_OAUTH_UNUSED_CLIENT_HOURS", 24, minimum=1, maximum=8760)
+OAUTH2_PROVIDER_APPLICATION_MODEL = "accounts.OAuthClient"
+OAUTH2_PROVIDER = {
+    "OAUTH2_VALIDATOR_CLASS": "accounts.oauth.validators.GnosemOAuth2Validator",
+    "SCOPES": {
+        "memories:read": "Read your memories",
+        "memories:write": "Read, write and delete your memories",
+        "offline_access": "Stay connected (refresh tokens)",
+    },
+    "DEFAULT_SCOPES": ["memories:read", "memories:write"],
+    "PKCE_REQUIRED": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": GNOSEM_OAUTH_ACCESS_TOKEN_SECONDS,
+    # Counted from the access token's expiry: a connection unused this long signs in again.
+    "REFRESH_TOKEN_EXPIRE_SECONDS": GNOSEM_OAUTH_REFRESH_TOKEN_DAYS * 86400,
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    # A refresh token used twice revokes its whole family (RFC 9700 §4.14.2).
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    # RFC 9700 behaviour now rather than at the toolkit's 4.0: no "plain" PKCE, no implicit or
+    # password grants, bearer tokens in the header only, and tokens stored as digests only.
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+}
 
 # E-mail (password reset, address confirmation): printed to the console unless EMAIL_HOST is set.
 EMAIL_HOST = env_str("EMAIL_HOST")

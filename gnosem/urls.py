@@ -7,6 +7,7 @@ from django.urls import include, path, re_path
 urlpatterns = [
     path("", include("memories.urls")),
     path("", include("accounts.urls")),
+    path("", include("accounts.oauth.urls")),
     path("accounts/", include("allauth.urls")),
     path("api/v1/", include("memories.api.urls")),
     path("admin/", admin.site.urls),

@@ -1,29 +1,31 @@
-"""API tokens for DRF: the same `token_authenticate` that guards /mcp, and scopes as permissions."""
+"""API tokens for DRF: the same `token_authenticate` that guards /mcp (so OAuth access tokens for
+this server work here too), and scopes as permissions."""
 
 from django.http import HttpRequest
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
 from accounts.models import ApiToken
+from accounts.oauth.metadata import bearer_challenge
+from accounts.oauth.urls_for import mcp_resource
 from accounts.tokens import bearer_secret, token_authenticate
-
-WWW_AUTHENTICATE = 'Bearer realm="api"'
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
-    """`Authorization: Bearer gno_...`; request.user is the token's owner, request.auth the token."""
+    """`Authorization: Bearer gno_...` or an OAuth access token; request.user is the token's owner,
+    request.auth the token (for OAuth, its connection)."""
 
     def authenticate(self, request: HttpRequest):
         header = request.headers.get("Authorization")
         if not header:
             return None  # the permission check answers 401 with the header below
-        token = token_authenticate(bearer_secret(header))
+        token = token_authenticate(bearer_secret(header), resource=mcp_resource(request))
         if token is None:
-            raise exceptions.AuthenticationFailed("Unknown, malformed or revoked API token.")
+            raise exceptions.AuthenticationFailed("Unknown, malformed, expired or revoked token.")
         return token.owner, token
 
     def authenticate_header(self, request: HttpRequest) -> str:
-        return WWW_AUTHENTICATE
+        return bearer_challenge(request, token_given="Authorization" in request.headers)
 
 
 class TokenScopePermission(permissions.BasePermission):

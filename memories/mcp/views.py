@@ -14,6 +14,8 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from accounts.models import ApiToken
+from accounts.oauth.metadata import bearer_challenge
+from accounts.oauth.urls_for import mcp_resource
 from accounts.tokens import bearer_secret, token_authenticate
 from memories.mcp import methods, protocol
 from memories.mcp.protocol import Exchange, Notification, RpcError
@@ -22,11 +24,12 @@ from memories.ratelimit import RateDecision, token_rate_limit_hit
 
 logger = logging.getLogger(__name__)
 
-WWW_AUTHENTICATE = 'Bearer realm="mcp", error="invalid_token"'
 # JSON-RPC's range for server-defined errors; `data.retryAfter` holds the seconds to wait.
 RATE_LIMITED = -32000
 _UNAUTHENTICATED = RpcError(
-    protocol.INVALID_REQUEST, "Missing, unknown or revoked API token: send `Authorization: Bearer gno_...`."
+    protocol.INVALID_REQUEST,
+    "Missing, unknown, expired or revoked token: connect through OAuth (the WWW-Authenticate header says "
+    "where) or send an API token, `Authorization: Bearer gno_...`.",
 )
 
 
@@ -59,7 +62,7 @@ def _accepts_json(request: HttpRequest) -> bool:
 
 
 def _authenticate(request: HttpRequest) -> ApiToken | None:
-    return token_authenticate(bearer_secret(request.headers.get("Authorization")))
+    return token_authenticate(bearer_secret(request.headers.get("Authorization")), resource=mcp_resource(request))
 
 
 @csrf_exempt
@@ -76,7 +79,8 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     try:
         token = _authenticate(request)
         if token is None:
-            return _error(_UNAUTHENTICATED, 401, headers={"WWW-Authenticate": WWW_AUTHENTICATE})
+            challenge = bearer_challenge(request, token_given="Authorization" in request.headers)
+            return _error(_UNAUTHENTICATED, 401, headers={"WWW-Authenticate": challenge})
         return _handle(request, token)
     except Exception:
         logger.exception("MCP request failed")

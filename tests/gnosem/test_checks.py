@@ -30,6 +30,9 @@ def test_the_defaults_pass_every_check():
         ({"SECRET_KEY": "s" * 31}, "gnosem.E002", "SECRET_KEY is 31 characters long"),
         ({"GNOSEM_TOKEN_SECRET": "too-short"}, "gnosem.E002", "GNOSEM_TOKEN_SECRET is 9 characters long"),
         ({"EMAIL_USE_TLS": True, "EMAIL_USE_SSL": True}, "gnosem.E003", "EMAIL_USE_TLS and EMAIL_USE_SSL"),
+        ({"GNOSEM_PUBLIC_URL": "https://example.com/gnosem"}, "gnosem.E004", "is not an origin"),
+        ({"GNOSEM_PUBLIC_URL": "https://example.com?x=1"}, "gnosem.E004", "is not an origin"),
+        ({"GNOSEM_PUBLIC_URL": "https://"}, "gnosem.E004", "is not an origin"),
     ],
 )
 def test_each_rule_fires_on_its_bad_setting_naming_it(settings, overrides, expected_id, named):
@@ -46,6 +49,8 @@ def test_each_rule_fires_on_its_bad_setting_naming_it(settings, overrides, expec
         {"GNOSEM_LLM_BASE_URL": "http://127.0.0.1:11434/v1", "GNOSEM_LLM_MODEL": "llama3.1:8b"},
         {"SECRET_KEY": "s" * 32, "GNOSEM_TOKEN_SECRET": "t" * 32},
         {"EMAIL_USE_TLS": False, "EMAIL_USE_SSL": True},
+        {"GNOSEM_PUBLIC_URL": "https://memory.example.com"},
+        {"GNOSEM_PUBLIC_URL": "http://127.0.0.1:8000"},
     ],
 )
 def test_the_rules_accept_what_is_right(settings, settings_pair):

@@ -221,3 +221,12 @@ def test_env_rate_limit_reads_allauths_form(monkeypatch):
     monkeypatch.setenv(VAR, "20/minute")
     with pytest.raises(ImproperlyConfigured, match="is not a rate limit like 10/m/ip,5/5m/key"):
         env_rate_limit(VAR, "10/m/ip")
+
+
+def test_env_rate_limit_refuses_a_subject_the_caller_cannot_count_by(monkeypatch):
+    """Client registration is anonymous: it counts per address only."""
+    monkeypatch.setenv(VAR, "20/h,5/m/ip")
+    assert env_rate_limit(VAR, "20/h/ip", per=("ip",)) == "20/h,5/m/ip"
+    monkeypatch.setenv(VAR, "20/h/ip,5/m/key")
+    with pytest.raises(ImproperlyConfigured, match=r"like 10/m/ip,100/d/ip \(count / period .* / per ip\)"):
+        env_rate_limit(VAR, "20/h/ip", per=("ip",))

@@ -218,7 +218,10 @@ def test_without_a_valid_token_every_endpoint_is_a_401(db, token):
         api.send("post", "import", {}),
     ]:
         assert response.status_code == 401
-        assert response["WWW-Authenticate"] == 'Bearer realm="api"'
+        assert response["WWW-Authenticate"] == (
+            'Bearer resource_metadata="http://testserver/.well-known/oauth-protected-resource/mcp", '
+            'scope="memories:read memories:write"' + (', error="invalid_token"' if token else "")
+        )
         assert response.json()["error"]["code"] in {"not_authenticated", "authentication_failed"}
     assert not Memory.objects.exists()
 

@@ -154,15 +154,24 @@ def test_the_null_origin_is_forbidden(mcp_as, owner_token):
 # Tokens ------------------------------------------------------------------------------------
 
 
-def assert_unauthorized(response):
+CHALLENGE = (
+    'Bearer resource_metadata="http://testserver/.well-known/oauth-protected-resource/mcp", '
+    'scope="memories:read memories:write"'
+)
+
+
+def assert_unauthorized(response, *, token_sent: bool = True):
+    """A 401 that tells an OAuth client where to sign in (RFC 9728), and says `invalid_token` only
+    when a token was sent (RFC 6750 section 3.1)."""
     assert response.status_code == 401
-    assert response["WWW-Authenticate"] == 'Bearer realm="mcp", error="invalid_token"'
+    expected = CHALLENGE + ', error="invalid_token"' if token_sent else CHALLENGE
+    assert response["WWW-Authenticate"] == expected
     assert "API token" in response.json()["error"]["message"]
 
 
 @pytest.mark.parametrize("version", [LEGACY, MODERN])
 def test_a_missing_token_is_401(db, mcp_as, version):
-    assert_unauthorized(mcp_as(None, version).request("tools/call", WRITE))
+    assert_unauthorized(mcp_as(None, version).request("tools/call", WRITE), token_sent=False)
     assert not Memory.objects.exists()
 
 
@@ -197,12 +206,7 @@ def test_a_revoked_token_is_401_from_its_next_request(mcp_as, owner, owner_token
 
 
 def test_the_token_is_checked_before_the_body_is_read(mcp_as):
-    assert_unauthorized(mcp_as(None).post("{not json"))
-
-
-@pytest.mark.parametrize("path", ["/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server"])
-def test_it_does_not_advertise_oauth(client, path):
-    assert client.get(path).status_code == 404
+    assert_unauthorized(mcp_as(None).post("{not json"), token_sent=False)
 
 
 # Failures ----------------------------------------------------------------------------------
@@ -225,7 +229,7 @@ def test_an_unexpected_failure_is_an_internal_error_without_details(mcp, monkeyp
 
 
 def test_a_failure_before_the_request_is_read_is_an_internal_error_too(mcp_as, owner_token, monkeypatch, caplog):
-    def broken(secret):
+    def broken(secret, **kwargs):
         raise RuntimeError("database unreachable")
 
     monkeypatch.setattr("memories.mcp.views.token_authenticate", broken)

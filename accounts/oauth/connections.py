@@ -1,0 +1,175 @@
+"""Connections: what a user granted an OAuth client, one ApiToken row per grant.
+
+The row is made when the client exchanges its authorization code, and is tied to the refresh
+token family that exchange starts (rotation keeps the family). An access token authenticates as
+its family's connection, so rate limits, last use, written_by, activity and revocation work as for
+`gno_` tokens. Revoking the connection revokes the family; a family ended by the client (RFC 7009)
+or by refresh token reuse ends its connection.
+"""
+
+import hashlib
+from urllib.parse import urlsplit
+from uuid import UUID
+
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+from oauth2_provider.models import clear_expired, get_access_token_model, get_refresh_token_model
+
+from accounts.activity import activity_record
+from accounts.models import ActivityAction, ApiToken, OAuthClient, TokenScope
+from accounts.oauth.scopes import token_scope
+from gnosem.errors import NotFound
+from gnosem.types import Owner
+
+# The longest name a connection may have: its column's length.
+MAX_NAME_CHARS: int = ApiToken._meta.get_field("name").max_length
+# Access tokens are random strings of a few dozen characters; longer input is not looked up.
+MAX_ACCESS_TOKEN_CHARS = 255
+
+
+def redirect_host(client: OAuthClient) -> str:
+    """Where the client sends the user back to: the host of its first redirect URI."""
+    uris = client.redirect_uris.split()
+    return (urlsplit(uris[0]).hostname or "") if uris else ""
+
+
+def connection_name(client: OAuthClient) -> str:
+    return (client.name.strip() or redirect_host(client) or "OAuth client")[:MAX_NAME_CHARS]
+
+
+def _detail(connection: ApiToken) -> dict[str, str]:
+    return {"name": connection.name, "scope": connection.scope, "client": redirect_host(connection.oauth_client)}
+
+
+def connection_create(*, owner: Owner, client: OAuthClient, scopes: str, token_family: UUID) -> ApiToken:
+    """The connection for a grant of `scopes` whose tokens form `token_family` (called inside the
+    token exchange's transaction)."""
+    connection = ApiToken.objects.create(
+        owner=owner,
+        name=connection_name(client),
+        scope=token_scope(scopes),
+        oauth_client=client,
+        oauth_token_family=token_family,
+    )
+    activity_record(owner=owner, action=ActivityAction.APP_CONNECTED, token=connection, detail=_detail(connection))
+    return connection
+
+
+def connection_list(*, owner: Owner) -> QuerySet[ApiToken]:
+    """The owner's active connections, newest first, as the Tokens page shows them."""
+    return (
+        ApiToken.objects.filter(owner=owner, oauth_client__isnull=False, revoked_at__isnull=True)
+        .select_related("oauth_client")
+        .order_by("-created_at")
+    )
+
+
+def _end(connection: ApiToken, *, request: HttpRequest | None) -> bool:
+    """Mark the connection revoked unless it already is; only an actual revocation is logged."""
+    now = timezone.now()
+    if not ApiToken.objects.filter(pk=connection.pk, revoked_at__isnull=True).update(revoked_at=now):
+        return False
+    connection.revoked_at = now
+    activity_record(
+        owner=connection.owner, action=ActivityAction.APP_DISCONNECTED, detail=_detail(connection), request=request
+    )
+    return True
+
+
+@transaction.atomic
+def connection_revoke(*, owner: Owner, connection_id: int, request: HttpRequest | None = None) -> ApiToken:
+    """Revoke one of the owner's connections and every token of its family: the next request
+    with its access token is refused, and its refresh token gets no new one."""
+    connection = (
+        ApiToken.objects.select_related("oauth_client", "owner")
+        .filter(owner=owner, pk=connection_id, oauth_client__isnull=False)
+        .first()
+    )
+    if connection is None:
+        raise NotFound(f"No connected application with id {connection_id}.")
+    get_refresh_token_model().revoke_family(connection.oauth_token_family)
+    _end(connection, request=request)
+    return connection
+
+
+def connection_end_if_family_ended(token_family: UUID | None) -> None:
+    """After the toolkit revoked tokens (RFC 7009 revocation, refresh token reuse): when no live
+    refresh token is left in the family, its connection is over too."""
+    if (
+        token_family is None
+        or get_refresh_token_model().objects.filter(token_family=token_family, revoked__isnull=True).exists()
+    ):
+        return
+    connection = (
+        ApiToken.objects.select_related("oauth_client", "owner").filter(oauth_token_family=token_family).first()
+    )
+    if connection is not None:
+        _end(connection, request=None)
+
+
+def connections_lapsed_end() -> int:
+    """Delete expired codes and tokens (the toolkit's clear_expired: a refresh token goes
+    GNOSEM_OAUTH_REFRESH_TOKEN_DAYS after its last access token expired), then end the connections
+    that have no live refresh token left: unused that long, they could only sign in again. Returns
+    how many connections ended."""
+    clear_expired()
+    live_families = get_refresh_token_model().objects.filter(revoked__isnull=True).values("token_family")
+    lapsed = (
+        ApiToken.objects.select_related("oauth_client", "owner")
+        .filter(oauth_client__isnull=False, revoked_at__isnull=True)
+        .exclude(oauth_token_family__in=live_families)
+    )
+    ended = 0
+    for connection in lapsed:
+        ended += _end(connection, request=None)
+    return ended
+
+
+def token_family_of(raw_token: str) -> UUID | None:
+    """The family of an access or refresh token, given the token itself (None if unknown)."""
+    checksum = _checksum(raw_token)
+    family = (
+        get_refresh_token_model().objects.filter(token_checksum=checksum).values_list("token_family", flat=True).first()
+    )
+    if family is not None:
+        return family
+    return (
+        get_refresh_token_model()
+        .objects.filter(access_token__token_checksum=checksum)
+        .values_list("token_family", flat=True)
+        .first()
+    )
+
+
+def _checksum(raw_token: str) -> str:
+    # How the toolkit finds a token: it stores only this digest (COMPLIANT_BCP_RFC9700_TOKEN_STORAGE).
+    return hashlib.sha256(raw_token.encode("utf-8")).hexdigest()
+
+
+def connection_authenticate(secret: str, *, resource: str) -> ApiToken | None:
+    """The active connection an unexpired OAuth access token issued for `resource` belongs to (its
+    owner loaded), or None. The row's scope is narrowed to the access token's own when a refresh
+    asked for less than the grant (not saved)."""
+    if len(secret) > MAX_ACCESS_TOKEN_CHARS or not secret.isascii():
+        return None
+    access_token = (
+        get_access_token_model()
+        .objects.select_related("refresh_token")
+        .filter(token_checksum=_checksum(secret), expires__gt=timezone.now())
+        .first()
+    )
+    if access_token is None or resource not in access_token.resource:
+        return None
+    refresh_token = getattr(access_token, "refresh_token", None)
+    if refresh_token is None or refresh_token.token_family is None:
+        return None
+    connection = (
+        ApiToken.objects.select_related("owner")
+        .filter(oauth_token_family=refresh_token.token_family, revoked_at__isnull=True, owner__is_active=True)
+        .first()
+    )
+    if connection is not None and token_scope(access_token.scope) == TokenScope.READ:
+        connection.scope = TokenScope.READ
+    return connection

@@ -1,0 +1,51 @@
+"""The toolkit's request validator, with what Gnosem adds: a grant's first tokens make its
+connection, a client's tokens mark it used, a token family the toolkit ends (refresh token
+reuse, RFC 7009 revocation) ends its connection, and values PostgreSQL cannot compare are
+unknown rather than a 500."""
+
+from django.utils import timezone
+from oauth2_provider.oauth2_validators import OAuth2Validator
+
+from accounts.models import OAuthClient
+from accounts.oauth.connections import connection_create, connection_end_if_family_ended, token_family_of
+
+
+class GnosemOAuth2Validator(OAuth2Validator):
+    # PostgreSQL refuses a NUL character in a text parameter (psycopg raises DataError, which the
+    # toolkit does not expect): no client_id or code we issued holds one.
+    def _load_application(self, client_id, request):
+        if client_id and "\x00" in client_id:
+            return None
+        return super()._load_application(client_id, request)
+
+    def validate_code(self, client_id, code, client, request, *args, **kwargs):
+        return "\x00" not in code and super().validate_code(client_id, code, client, request, *args, **kwargs)
+
+    def _create_refresh_token(self, request, refresh_token_code, access_token, previous_refresh_token):
+        refresh_token = super()._create_refresh_token(request, refresh_token_code, access_token, previous_refresh_token)
+        # Only the code exchange starts a family; a refresh continues its connection's.
+        if request.grant_type == "authorization_code":
+            connection_create(
+                owner=request.user,
+                client=request.client,
+                scopes=access_token.scope,
+                token_family=refresh_token.token_family,
+            )
+        return refresh_token
+
+    def save_bearer_token(self, token, request, *args, **kwargs):
+        saved = super().save_bearer_token(token, request, *args, **kwargs)
+        OAuthClient.objects.filter(pk=request.client.pk).update(last_used_at=timezone.now())
+        return saved
+
+    def validate_refresh_token(self, refresh_token, client, request, *args, **kwargs):
+        valid = super().validate_refresh_token(refresh_token, client, request, *args, **kwargs)
+        if not valid:
+            # A revoked refresh token presented again: the toolkit has just revoked its family.
+            connection_end_if_family_ended(token_family_of(refresh_token))
+        return valid
+
+    def revoke_token(self, token, token_type_hint, request, *args, **kwargs):
+        family = token_family_of(token)
+        super().revoke_token(token, token_type_hint, request, *args, **kwargs)
+        connection_end_if_family_ended(family)
