@@ -25,6 +25,7 @@ import httpx2
 import pytest
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
+from django.db import connections
 from django.utils import timezone
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
@@ -367,6 +368,9 @@ def test_the_sdk_client_connects_by_url_alone_refreshes_and_is_refused_once_revo
                         },
                     )
                     seen["revoked_refresh"] = (refresh.status_code, refresh.json().get("error"))
+        # The ORM calls above ran in the event loop's context, which Django gives connections of
+        # its own: closed here, or they outlive the test and hold the test database open.
+        connections.close_all()
 
     started = time.monotonic()
     anyio.run(main)
@@ -428,3 +432,4 @@ def test_read_only_on_the_consent_page_grants_only_the_read_tools(live_server, p
     assert refused
     assert "memories:write" not in scope.split() and "memories:read" in scope.split()
     assert not Memory.objects.exists()
+
