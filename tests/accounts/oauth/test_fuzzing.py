@@ -15,11 +15,10 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote, urlencode
 
-import hypothesis
 import pytest
 from django.db import transaction
 from django.test import Client
-from hypothesis import HealthCheck, given, note
+from hypothesis import given, note
 from hypothesis import strategies as st
 
 from accounts.models import OAuthClient
@@ -31,25 +30,17 @@ from tests.accounts.oauth.grants import (
     granted_tokens,
     registered_client,
 )
-from tests.memories.fuzz_report import report_line
+from tests.fuzzing import HOSTILE_STRINGS as SHARED_HOSTILE_STRINGS
+from tests.fuzzing import fuzz_settings, report_line
 
 EXAMPLES = 150
-FUZZ_SETTINGS = hypothesis.settings(
-    max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-)
+FUZZ_SETTINGS = fuzz_settings(EXAMPLES)
 TALLY: Counter[str] = Counter()
 
+# Besides the shared ones: URLs a client might try as a redirect URI or a client_id, and PKCE
+# and scope values the server must refuse.
 HOSTILE_STRINGS = [
-    "",
-    " ",
-    "\x00",
-    "a\x00b",
-    "\r\nSet-Cookie: x=1",
-    "\u202eevil",
-    "\ufeff",
-    "'; DROP TABLE oauth2_provider_accesstoken; --",
-    "%s%n{0}",
-    "x" * 5_000,
+    *SHARED_HOSTILE_STRINGS,
     "https://",
     "https://evil.example/cb",
     "http://127.0.0.1:1/cb",

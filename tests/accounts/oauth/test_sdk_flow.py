@@ -432,4 +432,3 @@ def test_read_only_on_the_consent_page_grants_only_the_read_tools(live_server, p
     assert refused
     assert "memories:write" not in scope.split() and "memories:read" in scope.split()
     assert not Memory.objects.exists()
-

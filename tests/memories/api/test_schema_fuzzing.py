@@ -11,7 +11,6 @@ import json
 from collections import Counter
 from collections.abc import Iterator
 
-import hypothesis
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
@@ -19,7 +18,6 @@ from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections, transaction
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer
-from hypothesis import HealthCheck
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -28,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from memories import services
-from tests.memories.fuzz_report import report_line
+from tests.fuzzing import fuzz_settings, report_line
 
 EXAMPLES_PER_OPERATION = 50
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
@@ -87,12 +85,7 @@ def report_counts(request) -> Iterator[None]:
 
 
 @schema.parametrize()
-@hypothesis.settings(
-    max_examples=EXAMPLES_PER_OPERATION,
-    deadline=None,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+@fuzz_settings(EXAMPLES_PER_OPERATION)
 def test_every_operation_answers_within_its_schema_and_never_5xx(case, owner_token, memory, in_test_transaction):
     # In a savepoint rolled back afterwards: every example starts from the same state, and one
     # that breaks the transaction cannot make the next ones fail.
