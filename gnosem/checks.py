@@ -87,6 +87,22 @@ def check_public_url(app_configs, **kwargs) -> list[Error]:
     ]
 
 
+@register()
+def check_remote_embedding_settings(app_configs, **kwargs) -> list[Error]:
+    """A remote embedding endpoint needs the name of the model it serves: "default" names the
+    shipped local model, which would never ask the endpoint."""
+    if not settings.GNOSEM_EMBEDDING_BASE_URL or settings.GNOSEM_EMBEDDING_MODEL not in ("default", ""):
+        return []
+    return [
+        Error(
+            "GNOSEM_EMBEDDING_BASE_URL is set but GNOSEM_EMBEDDING_MODEL names no model of that endpoint.",
+            hint="Set GNOSEM_EMBEDDING_MODEL to the model name the endpoint knows (for Ollama, e.g. "
+            "nomic-embed-text), or unset GNOSEM_EMBEDDING_BASE_URL to embed with the shipped model.",
+            id="gnosem.E005",
+        )
+    ]
+
+
 def refuse_to_serve_on_errors() -> None:
     """Run the system checks as manage.py commands do before they start, for a server that runs
     none itself: an Error raises SystemCheckError listing them; warnings go to stderr."""

@@ -21,5 +21,4 @@ def post_worker_init(worker) -> None:
         model_name = serving_model_name()
     except Exception:
         model_name = configured_model_name()
-    embedder = get_embedder(model_name)
-    embedder.embed_query("warm up the query path").result()
+    get_embedder(model_name).warm_up_queries()

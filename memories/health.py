@@ -16,6 +16,7 @@ from huey.contrib.djhuey import HUEY
 
 from memories.embedding import configured_model_name
 from memories.models import IndexingStatus, Memory
+from memories.remote_embedding import WAITING_FOR_ENDPOINT
 from memories.vectors import serving_model_name
 
 # Consumers beat every minute (memories.tasks.worker_heartbeat_task) and when they start; three
@@ -47,8 +48,12 @@ def queue_state() -> dict:
 
 def embedding_state() -> dict:
     """Whether GNOSEM_EMBEDDING_MODEL differs from the model search still uses: then
-    `manage.py reembedmemories` has to run (model names stay out: they may be local paths)."""
-    return {"reembedding_needed": serving_model_name() != configured_model_name()}
+    `manage.py reembedmemories` has to run (model names stay out: they may be local paths); and
+    how many memories wait because the embedding endpoint did not answer when last asked."""
+    waiting = Memory.objects.filter(
+        indexing_status=IndexingStatus.PENDING, indexing_error__startswith=WAITING_FOR_ENDPOINT
+    ).count()
+    return {"reembedding_needed": serving_model_name() != configured_model_name(), "waiting_for_endpoint": waiting}
 
 
 def _heartbeat_key() -> str:
@@ -80,8 +85,9 @@ def worker_state() -> dict:
 
 
 def health_report() -> dict:
-    """`status` is ok, degraded (the queue or the worker has a problem: writes are kept, indexing
-    waits) or unavailable (the database cannot be reached); `problems` says what is degraded."""
+    """`status` is ok, degraded (the queue, the worker or the embedding endpoint has a problem:
+    writes are kept, indexing waits) or unavailable (the database cannot be reached); `problems`
+    says what is degraded."""
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
@@ -94,13 +100,16 @@ def health_report() -> dict:
         problems.append(f"queue: {queue['backend']}")
     if worker["status"] != "ok":
         problems.append(f"worker: {worker['status']}")
+    embedding = embedding_state()
+    if embedding["waiting_for_endpoint"]:
+        problems.append(f"embedding: {embedding['waiting_for_endpoint']} memories wait for the embedding endpoint")
     return {
         "status": "degraded" if problems else "ok",
         "problems": problems,
         "database": "ok",
         "queue": queue,
         "worker": worker,
-        "embedding": embedding_state(),
+        "embedding": embedding,
     }
 
 

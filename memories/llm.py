@@ -41,7 +41,8 @@ def llm_configured() -> bool:
 
 
 @functools.lru_cache(maxsize=4)
-def _client(base_url: str, api_key: str | None, timeout: float) -> openai.OpenAI:
+def openai_client(base_url: str, api_key: str | None, timeout: float) -> openai.OpenAI:
+    """An OpenAI client for an OpenAI-compatible endpoint, shared per endpoint, with its own retries off."""
     # Local servers (Ollama, llama.cpp, vLLM) need no key, but the client insists on one; it is
     # sent as a bearer token they ignore.
     return openai.OpenAI(base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0)
@@ -50,7 +51,7 @@ def _client(base_url: str, api_key: str | None, timeout: float) -> openai.OpenAI
 def chat_complete(*, system: str, user: str, max_tokens: int) -> ChatAnswer:
     """One deterministic (temperature 0) chat completion from the configured model."""
     timeout = settings.GNOSEM_LLM_TIMEOUT_SECONDS
-    client = _client(settings.GNOSEM_LLM_BASE_URL, settings.GNOSEM_LLM_API_KEY, timeout)
+    client = openai_client(settings.GNOSEM_LLM_BASE_URL, settings.GNOSEM_LLM_API_KEY, timeout)
     try:
         response = client.chat.completions.create(
             model=settings.GNOSEM_LLM_MODEL,
@@ -62,29 +63,30 @@ def chat_complete(*, system: str, user: str, max_tokens: int) -> ChatAnswer:
         raise LLMError(f"no answer within {timeout:g} s", transient=True) from None
     except openai.APIConnectionError as exc:
         cause = exc.__cause__ or exc
-        raise LLMError(_clip(f"cannot reach {settings.GNOSEM_LLM_BASE_URL}: {cause}"), transient=True) from None
+        raise LLMError(clip_reason(f"cannot reach {settings.GNOSEM_LLM_BASE_URL}: {cause}"), transient=True) from None
     except openai.APIStatusError as exc:
         status = exc.status_code
         raise LLMError(
-            _clip(f"HTTP {status}: {_error_message(exc)}"),
+            clip_reason(f"HTTP {status}: {error_message(exc)}"),
             transient=status in _TRANSIENT_STATUSES or status >= 500,
-            retry_after=_retry_after(exc.response.headers.get("retry-after")),
+            retry_after=retry_after_seconds(exc.response.headers.get("retry-after")),
         ) from None
     except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
-        raise LLMError(_clip(f"the answer is not a chat completion: {exc}"), transient=False) from None
+        raise LLMError(clip_reason(f"the answer is not a chat completion: {exc}"), transient=False) from None
     # The client hands back a non-JSON body as text and builds JSON of any shape without checking it.
     if not isinstance(response, ChatCompletion) or not isinstance(response.choices, list):
-        raise LLMError(_clip(f"the answer is not a chat completion: {str(response)!r}"), transient=False)
+        raise LLMError(clip_reason(f"the answer is not a chat completion: {str(response)!r}"), transient=False)
     if not response.choices:
         return ChatAnswer(text="", truncated=False)
     choice = response.choices[0]
     text = getattr(getattr(choice, "message", None), "content", None)
     if not isinstance(text, str | None):
-        raise LLMError(_clip(f"the answer's message is not text: {text!r}"), transient=False)
+        raise LLMError(clip_reason(f"the answer's message is not text: {text!r}"), transient=False)
     return ChatAnswer(text=text or "", truncated=getattr(choice, "finish_reason", None) == "length")
 
 
-def _error_message(exc: openai.APIStatusError) -> str:
+def error_message(exc: openai.APIStatusError) -> str:
+    """What the endpoint said was wrong, in the shapes OpenAI-compatible servers say it."""
     body = exc.body
     if isinstance(body, dict) and isinstance(body.get("message"), str):
         return body["message"]
@@ -93,7 +95,7 @@ def _error_message(exc: openai.APIStatusError) -> str:
     return exc.response.text.strip() or exc.response.reason_phrase
 
 
-def _retry_after(value: str | None) -> float | None:
+def retry_after_seconds(value: str | None) -> float | None:
     """Seconds from a Retry-After header (a number of seconds or an HTTP date)."""
     if not value:
         return None
@@ -107,5 +109,6 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-def _clip(reason: str) -> str:
+def clip_reason(reason: str) -> str:
+    """A reason short enough to store and show."""
     return reason if len(reason) <= _MAX_REASON_CHARS else reason[: _MAX_REASON_CHARS - 1] + "…"

@@ -77,7 +77,7 @@ def _exported_model(model, name: str, cache_dir: Path) -> Path:
     cache_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=cache_dir, suffix=".onnx.partial", delete=False) as partial:
         try:
-            _export(model, Path(partial.name))
+            export_onnx(model, Path(partial.name))
             os.replace(partial.name, path)
         finally:
             Path(partial.name).unlink(missing_ok=True)
@@ -98,7 +98,8 @@ def _fingerprint(model, name: str) -> str:
     return f"{safe_name}-{digest[:16]}"
 
 
-def _export(model, path: Path) -> None:
+def export_onnx(model, path: Path) -> None:
+    """Export the sentence-transformers `model` (transformer, pooling, normalisation) to an ONNX file."""
     import torch
 
     # Tracing may set flags on the modules it runs: export a copy, never the model serving the

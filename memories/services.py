@@ -20,6 +20,7 @@ from memories.compression import awaiting_compression, reset_compression
 from memories.models import Chunk, IndexingStatus, Memory, OwnerTermStatistic
 from memories.queue import enqueue_compression, enqueue_indexing, indexing_batch_size
 from memories.quotas import quota_check, token_estimate
+from memories.remote_embedding import WAITING_FOR_ENDPOINT, EmbeddingUnavailable
 from memories.selectors import memory_get
 from memories.sequences import context_readers, context_readers_of_inserted, embedding_pieces, sequence_neighbours
 from memories.validation import clean_content, clean_tags, clean_written_by
@@ -271,6 +272,9 @@ def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> i
         return 0
     try:
         return _embed_and_store(claimed)
+    except EmbeddingUnavailable as exc:
+        _leave_pending(claimed, exc)
+        raise
     except Exception as exc:
         if len(claimed) == 1:
             _record_indexing_failure(claimed, exc)
@@ -286,9 +290,12 @@ def _index_one_at_a_time(memories: list[Memory]) -> int:
     spend an attempt, not the other owners' memories that shared the batch. Raises the last
     failure (the task is retried) once the others are stored."""
     indexed, failure = 0, None
-    for memory in memories:
+    for position, memory in enumerate(memories):
         try:
             indexed += _embed_and_store([memory])
+        except EmbeddingUnavailable as exc:
+            _leave_pending(memories[position:], exc)
+            raise
         except Exception as exc:
             _record_indexing_failure([memory], exc)
             failure = exc
@@ -331,6 +338,15 @@ def _store_chunks(memories: list[Memory], chunks: list[Chunk], pieces: dict[int,
     Chunk.objects.filter(memory_id__in=indexed).delete()
     Chunk.objects.bulk_create(chunk for chunk in chunks if chunk.memory_id in indexed)
     return len(indexed)
+
+
+def _leave_pending(memories: list[Memory], exc: EmbeddingUnavailable) -> None:
+    """The embedding endpoint is unavailable for now: release the memories, pending, without
+    counting an attempt against them; the task's retries and the minute sweep try again."""
+    logger.warning("the embedding endpoint is unavailable; %d memories wait: %s", len(memories), exc)
+    Memory.objects.filter(pk__in=[memory.pk for memory in memories], indexing_status=IndexingStatus.PENDING).update(
+        indexing_error=f"{WAITING_FOR_ENDPOINT}{exc}"[:1000], indexing_lease_until=None
+    )
 
 
 def _record_indexing_failure(memories: list[Memory], exc: Exception) -> None:

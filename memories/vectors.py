@@ -31,7 +31,7 @@ def serving_model_name() -> str:
     return name or embedding.configured_model_name()
 
 
-def indexing_embedders() -> list[embedding.Embedder]:
+def indexing_embedders() -> list[embedding.AnyEmbedder]:
     """The configured model, plus the serving one while they differ. The very first indexing
     records the configured model as the serving one."""
     configured = embedding.get_embedder()
@@ -43,7 +43,7 @@ def indexing_embedders() -> list[embedding.Embedder]:
 
 def embed_memories(
     memories: list[Memory],
-    embedders: list[embedding.Embedder],
+    embedders: list[embedding.AnyEmbedder],
     pieces: dict[int, list[tuple[Span, str]]] | None = None,
 ) -> list[Chunk]:
     """Unsaved chunks of these memories for each model: their pieces (`embedding_pieces`, unless
@@ -86,7 +86,7 @@ def memories_missing_vectors(model_name: str) -> QuerySet[Memory]:
     return Memory.objects.filter(indexing_status=IndexingStatus.INDEXED).exclude(Exists(with_vectors)).order_by("pk")
 
 
-def reembed_batch(memories: list[Memory], embedder: embedding.Embedder) -> int:
+def reembed_batch(memories: list[Memory], embedder: embedding.AnyEmbedder) -> int:
     """Add `embedder`'s vectors to these memories, keeping their others. Memories edited or
     deleted meanwhile are skipped: the worker indexes their new content with every model.
     Returns how many got vectors."""

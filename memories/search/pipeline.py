@@ -157,7 +157,7 @@ def _diversified(
     return chosen
 
 
-def _start_query_embedding(query: str) -> tuple[embedding.Embedder | None, Future | None]:
+def _start_query_embedding(query: str) -> tuple[embedding.AnyEmbedder | None, Future | None]:
     model_name = serving_model_name()
     try:
         embedder = embedding.get_embedder(model_name)
@@ -168,7 +168,7 @@ def _start_query_embedding(query: str) -> tuple[embedding.Embedder | None, Futur
 
 
 def _finish_query_embedding(
-    embedder: embedding.Embedder | None, pending: Future | None
+    embedder: embedding.AnyEmbedder | None, pending: Future | None
 ) -> tuple[str, np.ndarray | None]:
     """(model name, query vector); no vector when the model fails, so keyword results still answer."""
     if embedder is None or pending is None:

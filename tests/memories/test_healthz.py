@@ -50,7 +50,7 @@ def test_staff_get_the_database_the_queue_and_the_worker(staff_client):
     assert body["queue"]["memories_pending"] == 0
     assert body["queue"]["oldest_pending_seconds"] is None
     assert body["worker"]["status"] == "ok"
-    assert body["embedding"] == {"reembedding_needed": False}
+    assert body["embedding"] == {"reembedding_needed": False, "waiting_for_endpoint": 0}
 
 
 def test_everyone_gets_the_details_when_the_operator_turns_them_on(client, db, settings):
