@@ -72,6 +72,8 @@ class RemoteEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """One normalised float32 vector per text."""
+        if not texts:
+            return np.empty((0, self._dimension or 0), dtype=np.float32)
         size, timeout = settings.GNOSEM_EMBEDDING_BATCH_SIZE, settings.GNOSEM_EMBEDDING_TIMEOUT_SECONDS
         batches = (texts[start : start + size] for start in range(0, len(texts), size))
         return np.vstack([self._embed_batch(batch, timeout, ATTEMPTS) for batch in batches])

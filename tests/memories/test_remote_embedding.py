@@ -196,6 +196,11 @@ def test_a_model_that_changes_dimension_under_the_same_name_is_refused(endpoint)
         embedder.embed([VACATION])
 
 
+def test_nothing_to_embed_asks_nothing(endpoint):
+    assert RemoteEmbedder(name=REMOTE_MODEL).embed([]).shape[0] == 0
+    assert endpoint.requests == []
+
+
 def test_answers_out_of_order_are_put_back_in_order(endpoint):
     def reversed_order(texts, vectors):
         return {"data": [{"index": i, "embedding": vectors[i]} for i in reversed(range(len(texts)))]}
