@@ -218,6 +218,9 @@ ACCOUNT_RATE_LIMITS = {
     "signup": env_rate_limit("GNOSEM_SIGNUP_RATE_LIMIT", "20/h/ip"),
     # OAuth client registrations (accounts.oauth.registration), whether they succeed or not, per address.
     "oauth_register": env_rate_limit("GNOSEM_OAUTH_REGISTRATION_RATE_LIMIT", "20/h/ip", per=("ip",)),
+    # Client metadata documents fetched (accounts.oauth.clients: a copy still fresh is not fetched)
+    # per signed-in user and per address: their URLs are the requester's to choose.
+    "oauth_cimd_fetch": env_rate_limit("GNOSEM_OAUTH_CIMD_FETCH_RATE_LIMIT", "30/h/user,60/h/ip", per=("ip", "user")),
 }
 # Activity log (the Activity page): events older than this are deleted by a daily task.
 GNOSEM_ACTIVITY_RETENTION_DAYS = env_int("GNOSEM_ACTIVITY_RETENTION_DAYS", 90, minimum=1, maximum=36500)

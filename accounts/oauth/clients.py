@@ -5,6 +5,8 @@ client's row until the document's cache lifetime runs out."""
 import logging
 from datetime import timedelta
 
+from allauth.core import ratelimit
+from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts.models import OAuthClient
@@ -13,14 +15,18 @@ from accounts.oauth.client_metadata import OAuthClientError
 
 logger = logging.getLogger(__name__)
 _CIMD = OAuthClient.RegistrationSource.CIMD
+# The action GNOSEM_OAUTH_CIMD_FETCH_RATE_LIMIT is kept under in ACCOUNT_RATE_LIMITS.
+FETCH_RATE_LIMIT_ACTION = "oauth_cimd_fetch"
 
 
-def client_for_id(client_id: str) -> OAuthClient:
+def client_for_id(client_id: str, *, request: HttpRequest) -> OAuthClient:
     """The client `client_id` names; raises OAuthClientError when there is none, or its metadata
-    document cannot be used."""
+    document cannot be used. Fetching a document is rate-limited per user and address of the
+    `request` (GNOSEM_OAUTH_CIMD_FETCH_RATE_LIMIT): the URL is the requester's to choose, and the
+    server must not become a way to send requests anywhere."""
     client = OAuthClient.objects.filter(client_id=client_id).first()
     if is_client_metadata_url(client_id) and (client is None or client.registration_source == _CIMD):
-        return _described_client(client_id, client)
+        return _described_client(client_id, client, request)
     if client is None:
         raise OAuthClientError(
             "invalid_client",
@@ -30,7 +36,7 @@ def client_for_id(client_id: str) -> OAuthClient:
     return client
 
 
-def _described_client(url: str, cached: OAuthClient | None) -> OAuthClient:
+def _described_client(url: str, cached: OAuthClient | None, request: HttpRequest) -> OAuthClient:
     """The client its document at `url` describes, fetched again once the copy kept has expired.
     When that fetch fails, a copy fetched within the longest cache lifetime still serves: a
     passing outage of the client's site should not stop its users from connecting."""
@@ -38,6 +44,13 @@ def _described_client(url: str, cached: OAuthClient | None) -> OAuthClient:
     if cached is not None and cached.cimd_expires_at is not None and cached.cimd_expires_at > now:
         return cached
     try:
+        # consume_or_429, not consume: only it counts GET requests (the consent page is one).
+        if ratelimit.consume_or_429(request, action=FETCH_RATE_LIMIT_ACTION, limit_get=True) is not None:
+            raise OAuthClientError(
+                "temporarily_unavailable",
+                "Too many applications described by metadata documents were asked for from this account or "
+                "address. Wait a while, then connect again.",
+            )
         document = fetch_client_metadata(url)
     except OAuthClientError as exc:
         fetched_at = cached.metadata_fetched_at if cached is not None else None

@@ -99,7 +99,7 @@ def authorize(request: HttpRequest) -> HttpResponse:
     if not client_id or len(client_id) > MAX_CLIENT_ID_CHARS:
         return _error_page(request, "invalid_request", "The application sent no client_id, or not one of ours.")
     try:
-        client = client_for_id(client_id)
+        client = client_for_id(client_id, request=request)
     except OAuthClientError as error:
         return _error_page(request, error.error, error.description)
     core = get_oauthlib_core()
