@@ -10,10 +10,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from django.db import connections
+
+from tests.memories.openai_server import Answer, OpenAICompatibleServer
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Reply:
         return json.dumps(completion).encode()
 
 
-class ChatServer:
+class ChatServer(OpenAICompatibleServer):
     """Serves scripted replies in order; the last one repeats. Records every request body.
 
     `on_request`, when set, runs once, in the server's thread, before the next request is answered.
@@ -58,14 +59,7 @@ class ChatServer:
         self.headers: list[dict[str, str]] = []
         self.on_request: Callable[[], None] | None = None
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._server.block_on_close = False
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_port}/v1"
+        super().__init__()
 
     def script(self, *replies: Reply) -> None:
         with self._lock:
@@ -74,10 +68,10 @@ class ChatServer:
     def answer(self, content: str) -> None:
         self.script(Reply(content=content))
 
-    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+    def respond(self, body: dict[str, Any], headers: dict[str, str]) -> Answer:
         with self._lock:
             self.requests.append(body)
-            self.headers.append({name.lower(): value for name, value in headers.items()})
+            self.headers.append(headers)
             hook, self.on_request = self.on_request, None
             reply = self.replies.popleft() if len(self.replies) > 1 else self.replies[0]
         if hook is not None:
@@ -85,37 +79,4 @@ class ChatServer:
                 hook()
             finally:
                 connections.close_all()  # this thread's connections only
-        return reply
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                reply = server._next(body, dict(self.headers))
-                time.sleep(reply.delay)
-                payload = reply.payload(body.get("model", ""))
-                try:
-                    self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    for name, value in reply.headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (its timeout): exactly what a slow model sees
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        return Handler
-
-    def __enter__(self) -> "ChatServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return Answer(reply.status, reply.payload(body.get("model", "")), reply.headers, reply.delay)

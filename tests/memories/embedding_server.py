@@ -5,14 +5,13 @@ and reads back every request it made."""
 
 import json
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from memories import embedding
+from tests.memories.openai_server import Answer, OpenAICompatibleServer
 
 
 @dataclass
@@ -27,7 +26,7 @@ class Failure:
     payload: Callable[[list[str], list[list[float]]], Any] | None = None
 
 
-class EmbeddingServer:
+class EmbeddingServer(OpenAICompatibleServer):
     """Answers with the model's vectors, unless a scripted failure is queued: each queued failure
     answers one request, in order."""
 
@@ -36,73 +35,23 @@ class EmbeddingServer:
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str | None] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._server.block_on_close = False
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_port}/v1"
+        super().__init__()
 
     def fail(self, *failures: Failure) -> None:
         with self._lock:
             self.failures.extend(failures)
 
-    def _next(self, body: dict[str, Any], authorization: str | None) -> Failure | None:
+    def respond(self, body: dict[str, Any], headers: dict[str, str]) -> Answer:
         with self._lock:
             self.requests.append(body)
-            self.authorizations.append(authorization)
-            return self.failures.popleft() if self.failures else None
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                failure = server._next(body, self.headers.get("Authorization"))
-                texts = body["input"] if isinstance(body.get("input"), list) else [body.get("input")]
-                if failure is not None and failure.payload is None:
-                    time.sleep(failure.delay)
-                    self._send(failure.status, failure.body, failure.headers)
-                    return
-                vectors = embedding.get_embedder(embedding.DEFAULT_MODEL_NAME).embed(texts).tolist()
-                if failure is not None:
-                    answer = failure.payload(texts, vectors)
-                else:
-                    answer = {
-                        "object": "list",
-                        "model": body.get("model"),
-                        "data": [
-                            {"object": "embedding", "index": index, "embedding": vector}
-                            for index, vector in enumerate(vectors)
-                        ],
-                        "usage": {"prompt_tokens": 0, "total_tokens": 0},
-                    }
-                self._send(200, json.dumps(answer).encode(), {})
-
-            def _send(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (its timeout)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        return Handler
-
-    def __enter__(self) -> "EmbeddingServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+            self.authorizations.append(headers.get("authorization"))
+            failure = self.failures.popleft() if self.failures else None
+        if failure is not None and failure.payload is None:
+            return Answer(failure.status, failure.body, failure.headers, failure.delay)
+        texts = body["input"] if isinstance(body.get("input"), list) else [body.get("input")]
+        vectors = embedding.get_embedder(embedding.DEFAULT_MODEL_NAME).embed(texts).tolist()
+        if failure is not None:
+            return Answer(200, json.dumps(failure.payload(texts, vectors)).encode())
+        data = [{"object": "embedding", "index": index, "embedding": vector} for index, vector in enumerate(vectors)]
+        answer = {"object": "list", "model": body.get("model"), "data": data, "usage": {"prompt_tokens": 0}}
+        return Answer(200, json.dumps(answer).encode())
