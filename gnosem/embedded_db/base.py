@@ -1,10 +1,17 @@
 """Django database backend for the embedded server: PostgreSQL's, started on first connection and
 started again when a connection finds it stopped."""
 
+import time
+
 from django.conf import settings
 from django.db.backends.postgresql import base as postgresql
 
 from gnosem.embedded_db import ensure_embedded_server, ensure_embedded_server_running
+
+# How long a connection keeps trying while the server looks alive but refuses it: a postmaster
+# killed a moment ago may not have exited yet, and so is not started again until it has.
+RECONNECT_SECONDS = 5.0
+RECONNECT_PAUSE_SECONDS = 0.2
 
 
 class DatabaseWrapper(postgresql.DatabaseWrapper):
@@ -19,9 +26,15 @@ class DatabaseWrapper(postgresql.DatabaseWrapper):
 
     def get_new_connection(self, conn_params):
         """A refused connection may mean the server stopped (crash, OOM killer, `pg_ctl stop`):
-        start it again, then try once more, so no person has to."""
-        try:
-            return super().get_new_connection(conn_params)
-        except postgresql.Database.OperationalError:
-            ensure_embedded_server_running(settings.GNOSEM_DATA_DIR / "postgres")
-            return super().get_new_connection(conn_params)
+        start it again and try again, so no person has to. While the server still looks alive,
+        the next try comes a moment later, for RECONNECT_SECONDS at most."""
+        deadline = time.monotonic() + RECONNECT_SECONDS
+        while True:
+            try:
+                return super().get_new_connection(conn_params)
+            except postgresql.Database.OperationalError:
+                restarted = ensure_embedded_server_running(settings.GNOSEM_DATA_DIR / "postgres")
+                if not restarted:
+                    if time.monotonic() >= deadline:
+                        raise
+                    time.sleep(RECONNECT_PAUSE_SECONDS)
