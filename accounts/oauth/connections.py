@@ -115,7 +115,12 @@ def connections_lapsed_end() -> int:
     that have no live refresh token left: unused that long, they could only sign in again. Returns
     how many connections ended."""
     clear_expired()
-    live_families = get_refresh_token_model().objects.filter(revoked__isnull=True).values("token_family")
+    # Without NULL families: NOT IN over a list holding a NULL matches no row at all.
+    live_families = (
+        get_refresh_token_model()
+        .objects.filter(revoked__isnull=True, token_family__isnull=False)
+        .values("token_family")
+    )
     lapsed = (
         ApiToken.objects.select_related("oauth_client", "owner")
         .filter(oauth_client__isnull=False, revoked_at__isnull=True)

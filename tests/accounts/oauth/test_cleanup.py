@@ -39,6 +39,18 @@ def test_a_connection_unused_past_the_refresh_lifetime_ends_and_is_logged(owner,
     assert connections_lapsed_end() == 0  # ended once
 
 
+def test_a_live_refresh_token_without_a_family_does_not_keep_lapsed_connections_alive(owner, assistant, settings):
+    granted_tokens(owner, assistant)
+    unused_for(settings.GNOSEM_OAUTH_REFRESH_TOKEN_DAYS + 1)
+    # One the toolkit made outside a grant (its admin, say): no family, and valid for a while yet.
+    orphan_access = AccessToken.objects.create(
+        user=owner, application=assistant, token="made-by-hand", expires=timezone.now() + timedelta(hours=1)
+    )
+    RefreshToken.objects.create(user=owner, application=assistant, token="made-by-hand", access_token=orphan_access)
+
+    assert connections_lapsed_end() == 1
+
+
 def test_a_connection_used_recently_lives_on_with_its_tokens(owner, assistant, settings):
     tokens = granted_tokens(owner, assistant)
     unused_for(settings.GNOSEM_OAUTH_REFRESH_TOKEN_DAYS - 1)  # its access token expired, its refresh token not
