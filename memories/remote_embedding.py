@@ -40,7 +40,11 @@ _query_threads = ThreadPoolExecutor(max_workers=8, thread_name_prefix="remote-em
 
 
 class EmbeddingError(Exception):
-    """The endpoint's answer cannot be used (it would not get better by asking again)."""
+    """The endpoint's answer cannot be used (it would not get better by asking again); the reason
+    is clipped to a length that can be stored and shown."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(clip_reason(reason))
 
 
 class EmbeddingUnavailable(EmbeddingError):
@@ -48,7 +52,7 @@ class EmbeddingUnavailable(EmbeddingError):
     `retry_after` is its own hint in seconds, if it gave one."""
 
     def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(clip_reason(reason))
+        super().__init__(reason)
         self.retry_after = retry_after
 
 
@@ -123,16 +127,14 @@ class RemoteEmbedder:
         except openai.APIConnectionError as exc:
             raise EmbeddingUnavailable(f"cannot reach {base_url}: {exc.__cause__ or exc}") from None
         except openai.APIStatusError as exc:
-            reason = clip_reason(f"{base_url} answered HTTP {exc.status_code}: {error_message(exc)}")
+            reason = f"{base_url} answered HTTP {exc.status_code}: {error_message(exc)}"
             if exc.status_code in _TRANSIENT_STATUSES or exc.status_code >= 500:
                 raise EmbeddingUnavailable(
                     reason, retry_after_seconds(exc.response.headers.get("retry-after"))
                 ) from None
             raise EmbeddingError(reason) from None
         except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
-            raise EmbeddingError(
-                clip_reason(f"the answer from {base_url} is not a list of embeddings: {exc}")
-            ) from None
+            raise EmbeddingError(f"the answer from {base_url} is not a list of embeddings: {exc}") from None
 
     def _checked(self, response: object, count: int) -> np.ndarray:
         """The response's vectors in input order, normalised; EmbeddingError unless it holds one
