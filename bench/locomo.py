@@ -40,8 +40,9 @@ DATA = BASE_DIR.parent / "shared" / "bench" / "locomo10.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 ANSWERABLE = (1, 2, 3, 4)
 TOP_K = 10
-# Each signal alone: the other signal's weight 0, no neighbouring context, time window, decay or diversity.
-_ALONE = {"GNOSEM_CONTEXT_WEIGHT": 0.0, "GNOSEM_OUTSIDE_TIME_WINDOW": 1.0}
+# Each signal alone: the other signal's weight 0 (so no fusion, and no neighbouring context: it is
+# part of the learned fusion), no time window, decay or diversity.
+_ALONE = {"GNOSEM_OUTSIDE_TIME_WINDOW": 1.0}
 CONFIGURATIONS = {
     "vector": ({"GNOSEM_WEIGHT_KEYWORD": 0.0, **_ALONE}, {"half_life_days": 0, "diversity": 0}),
     "keyword": ({"GNOSEM_WEIGHT_VECTOR": 0.0, **_ALONE}, {"half_life_days": 0, "diversity": 0}),

@@ -1,8 +1,13 @@
 """Two retrieval regimes on memories written for this benchmark: paraphrased questions (meaning
 must carry them) and exact identifiers (only the words do).
 
-    .venv/bin/python bench/recall.py [--json]
+    .venv/bin/python bench/recall.py [--set tuning|train|heldout|heldout2] [--json]
 
+Sets: `tuning` (below; the fusion was tuned on it), `train` (bench/data/recall_train.json, the
+learned fusion's training data with LoCoMo conversations 0-4), `heldout`
+(bench/data/recall_heldout.json, never fitted on, reported once after the fit was frozen) and
+`heldout2` (bench/data/recall_heldout2.json, written by another session for the next fit's
+report, and not run yet).
 Memories go in through the product's write and indexing services, five at a time as one
 client's session (minutes apart, so neighbouring context applies as it would in use), and are
 searched with `search_hybrid` on the real database (var/bench, like bench/locomo.py). Every
@@ -13,6 +18,7 @@ distractor. Prints hit@1, hit@3 and MRR per regime for each signal alone and the
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -104,26 +110,50 @@ SESSION_SIZE = 5
 START = datetime(2025, 1, 6, 9, tzinfo=UTC)
 
 
-def load() -> tuple[object, dict[int, str]]:
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    memories: dict[str, str]
+    # Per regime: question -> key of the memory that answers it.
+    regimes: dict[str, dict[str, str]]
+
+
+def question_set(name: str) -> QuestionSet:
+    """The named set: `tuning` from this file, the others from bench/data/recall_<name>.json."""
+    if name == "tuning":
+        return QuestionSet(MEMORIES, {"paraphrased": PARAPHRASED, "identifiers": IDENTIFIERS})
+    data = json.loads((DATA_DIR / f"recall_{name}.json").read_text())
+    return QuestionSet(data["memories"], {regime: data[regime] for regime in ("paraphrased", "identifiers")})
+
+
+def load(memories: dict[str, str], username: str = "recall-bench") -> tuple[object, dict[int, str]]:
+    """A fresh user holding `memories`, indexed, as sessions of SESSION_SIZE; (user, pk -> key)."""
     User = get_user_model()
-    User.objects.filter(username="recall-bench").delete()
-    user = User.objects.create_user(username="recall-bench")
+    User.objects.filter(username=username).delete()
+    user = User.objects.create_user(username=username)
     keys = {}
     with transaction.atomic():
-        for position, (key, content) in enumerate(MEMORIES.items()):
+        for position, (key, content) in enumerate(memories.items()):
             session, turn = divmod(position, SESSION_SIZE)
             created_at = START + timedelta(days=session, minutes=2 * turn)
             keys[memory_write(owner=user, content=content, written_by="assistant", created_at=created_at).pk] = key
     return user, keys
 
 
-def run() -> dict:
-    user, keys = load()
-    now = START + timedelta(days=len(MEMORIES) // SESSION_SIZE + 1)
+def reference_time(memories: dict[str, str]) -> datetime:
+    """A day after the last session."""
+    return START + timedelta(days=len(memories) // SESSION_SIZE + 1)
+
+
+def run(questions_set: QuestionSet) -> dict:
+    user, keys = load(questions_set.memories)
+    now = reference_time(questions_set.memories)
     report: dict = {}
     for name, (overrides, options) in CONFIGURATIONS.items():
         report[name] = {}
-        for regime, questions in (("paraphrased", PARAPHRASED), ("identifiers", IDENTIFIERS)):
+        for regime, questions in questions_set.regimes.items():
             ranks = []
             for question, expected in questions.items():
                 with override_settings(**overrides):
@@ -141,10 +171,11 @@ def run() -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", default="tuning", choices=["tuning", "train", "heldout", "heldout2"])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     call_command("migrate", interactive=False, verbosity=0)
-    report = run()
+    report = run(question_set(args.set))
     print(f"\n{'configuration':13} {'regime':12} {'n':>3} {'hit@1':>6} {'hit@3':>6} {'MRR':>6}")
     for name, regimes in report.items():
         for regime, row in regimes.items():

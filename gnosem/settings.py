@@ -162,19 +162,12 @@ GNOSEM_REQUEUE_AFTER_SECONDS = env_int("GNOSEM_REQUEUE_AFTER_SECONDS", 300, mini
 GNOSEM_INDEXING_LEASE_SECONDS = env_int("GNOSEM_INDEXING_LEASE_SECONDS", 300, minimum=10)
 GNOSEM_INDEXING_MAX_ATTEMPTS = env_int("GNOSEM_INDEXING_MAX_ATTEMPTS", 5, minimum=1, maximum=100)
 
-# Search: weights of each signal's normalised score in fusion, and the share of a memory's
-# fused score passed to its neighbours in a sequence (0 = off).
-GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 0.7, minimum=0.0)
-GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0)
-# A memory holding less than this share of the query's terms (by IDF) counts proportionally less
-# in the keyword signal (0 = plain BM25).
-GNOSEM_KEYWORD_FULL_COVERAGE = env_float("GNOSEM_KEYWORD_FULL_COVERAGE", 0.4, minimum=0.0, maximum=1.0)
-# How much the vector weight may grow for a query whose best match by meaning clearly stands out
-# (memories.search.fusion.query_weights); 0 = fixed weights.
-GNOSEM_VECTOR_CONFIDENCE_BOOST = env_float("GNOSEM_VECTOR_CONFIDENCE_BOOST", 3.0, minimum=0.0, maximum=20.0)
+# Search: each signal's part in the learned fusion is multiplied by its weight (1 = as learned,
+# 0 = the signal off).
+GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 1.0, minimum=0.0, maximum=10.0)
+GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0, maximum=10.0)
 # Embed a short memory a second time with its predecessor in front (same client, minutes before).
 GNOSEM_CONTEXT_EMBEDDING = env_bool("GNOSEM_CONTEXT_EMBEDDING", True)
-GNOSEM_CONTEXT_WEIGHT = env_float("GNOSEM_CONTEXT_WEIGHT", 0.3, minimum=0.0, maximum=1.0)
 # After fusion: recency decay (half-life in days, 0 = off; weight = the most an old memory can
 # lose) and MMR diversity (λ: 0 = pure relevance, 1 = maximum diversity); both per request too.
 GNOSEM_HALF_LIFE_DAYS = env_float("GNOSEM_HALF_LIFE_DAYS", 30.0, minimum=0.0)

@@ -48,7 +48,7 @@ SEARCH_HIT_SCHEMA = _object(
             "type": "object",
             "description": (
                 "Only with explain. `signals`: rank and raw score in each signal that found the memory; "
-                "`fused`: their combined score (`context`: the part gained from neighbouring memories); the "
+                "`fused`: their combined score (1.0 for the best candidate, also counting neighbouring memories); the "
                 "factors applied after it (`recency`, `time_window`, `diversity`, each present when applied); "
                 "the final `score`."
             ),

@@ -86,7 +86,7 @@ SEARCH_OPTION_PARAMETERS = [
         "min_score",
         FRACTION_SCHEMA,
         default=0,
-        description="0-1 (default 0): leave out results scoring below this; 1.0 is first place in every signal.",
+        description="0-1 (default 0): leave out results scoring below this (the best candidate scores 1.0 at most).",
     ),
     OpenApiParameter(
         "half_life_days",

@@ -1,31 +1,96 @@
 """Fusion of the signals' rankings into one score per memory, with neighbouring context.
 
-Each signal's scores are normalised to [0, 1] over its candidates (BM25 by the best match,
-cosine similarity min-max) and summed with the signals' weights. Unlike reciprocal rank fusion,
-which the first design named (docs/design.md §11), this keeps how much better one candidate is
-than the next: on LoCoMo it finds more of the evidence (docs/benchmarks.md, "Search quality").
-
-Then a candidate also gains `context_weight` of the fused score of the candidates written just
-before and after it in the same sequence (same client, minutes apart): an answer ("Yes, last
-Saturday!") is found through the question it answers. Scores stay in [0, 1].
+Both signals' candidates are described by a few features (FEATURES: their normalised scores, how
+much of the query's words a memory holds, how clearly one memory stands out by meaning, the same
+for the memories written just before and after it in its sequence, so that an answer ("Yes, last
+Saturday!") is found through the question it answers, and two priors of the memory itself: its
+length and whether it is a question). A linear combination of them, learned by
+bench/fusion_fit.py on LoCoMo conversations 0-4 and the tuning and training recall sets, scores
+each candidate, so that a question worded like its memory and a paraphrased one both find it
+(docs/benchmarks.md, "Search quality"). Like the weighted score fusion it replaced, and unlike
+reciprocal rank fusion, it keeps how much better one candidate is than the next.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from memories.embedding import DEFAULT_MODEL_NAME
+from memories.model_packages import MPNET_NAME
 from memories.search.signals import Ranked
 
-# The normalised vector score of the least similar candidate.
-VECTOR_FLOOR = 0.05
+# The fused score of the weakest candidate (the best scores 1): it was found.
+FUSED_FLOOR = 0.05
 # How far (in cosine) the best vector candidate stands above the tenth: below the low mark the
 # vector signal is as flat as it usually is on conversational memories; from the high mark on, one
-# memory clearly means what the question asks. Calibrated on all-MiniLM-L6-v2's similarity scale:
-# few LoCoMo questions whose best vector match is wrong stand out that far, while right answers to
-# short self-contained facts asked in other words usually do.
+# memory clearly means what the question asks (all-MiniLM-L6-v2's similarity scale).
 VECTOR_GAP_FLAT = 0.15
 VECTOR_GAP_CLEAR = 0.30
 VECTOR_GAP_RANK = 10
-# A memory lifted by context stays below this share of the neighbour that lifted it.
-CONTEXT_CEILING = 0.9
+# Below this share of the query's terms (by IDF) a keyword match counts proportionally less in the
+# "keyword_discounted" feature.
+KEYWORD_FULL_COVERAGE = 0.4
+LENGTH_CAP = 16
+
+# Each feature, and the signal whose weight setting scales it (None: both signals together).
+FEATURES = {
+    "vector": "vector",  # cosine, min-max over the candidates (0 when only words found it)
+    "vector_z": "vector",  # cosine in standard deviations from the candidates' mean
+    "vector_x_confident": "vector",  # "vector" x vector_confidence x (1 - best coverage)
+    "vector_x_doubt": "vector",  # "vector" x (1 - best coverage): no memory holds all the words
+    "keyword": "keyword",  # BM25 by the best match
+    "keyword_discounted": "keyword",  # "keyword" x coverage / KEYWORD_FULL_COVERAGE, at most 1
+    "keyword_x_coverage": "keyword",  # "keyword" x coverage
+    "coverage": "keyword",  # the share of the query's terms (by IDF) the memory holds
+    "keyword_x_whole": "keyword",  # "keyword" x the best coverage of any candidate
+    "both": None,  # found by both signals
+    "length": None,  # the memory's length in search terms up to LENGTH_CAP, over LENGTH_CAP
+    "length_x_flat": None,  # "length" x (1 - vector_confidence)
+    "question": None,  # the memory ends with a question mark
+    "neighbour_keyword": "keyword",  # the best "keyword_discounted" of its sequence neighbours
+    "neighbour_vector": "vector",  # the best "vector" of its sequence neighbours
+}
+_KEYWORD_DISCOUNTED, _VECTOR = list(FEATURES).index("keyword_discounted"), list(FEATURES).index("vector")
+# Per embedding model, as printed by bench/fusion_fit.py (see its docstring for the data and the
+# fit): the models' similarity scales differ. A model fitted for none (behind an endpoint, in a
+# local folder) uses the default model's.
+FUSION_WEIGHTS = {
+    DEFAULT_MODEL_NAME: {
+        "vector": 0.3973,
+        "vector_z": 0.2178,
+        "vector_x_confident": 5.8829,
+        "vector_x_doubt": 2.8672,
+        "keyword": -0.6835,
+        "keyword_discounted": 1.3312,
+        "keyword_x_coverage": 2.4516,
+        "coverage": 1.6133,
+        "keyword_x_whole": 0.5511,
+        "both": -0.3280,
+        "length": 1.1513,
+        "length_x_flat": 1.7396,
+        "question": -1.0928,
+        "neighbour_keyword": 1.6396,
+        "neighbour_vector": 0.5070,
+    },
+    MPNET_NAME: {
+        "vector": 0.0554,
+        "vector_z": 0.4101,
+        "vector_x_confident": 7.1188,
+        "vector_x_doubt": 2.4983,
+        "keyword": -0.4461,
+        "keyword_discounted": 1.1880,
+        "keyword_x_coverage": 2.5390,
+        "coverage": 1.5670,
+        "keyword_x_whole": 0.3013,
+        "both": -0.1299,
+        "length": 1.1110,
+        "length_x_flat": 1.1518,
+        "question": -1.2562,
+        "neighbour_keyword": 1.5223,
+        "neighbour_vector": 0.4207,
+    },
+}
 
 
 @dataclass
@@ -33,79 +98,103 @@ class Fused:
     memory_id: int
     score: float
     signals: dict[str, dict] = field(default_factory=dict)
-    # Score gained from neighbouring memories, already part of `score`.
-    context: float = 0.0
-
-
-def _normalised(name: str, ranking: list[Ranked], full_coverage: float) -> list[float]:
-    scores = [item.score for item in ranking]
-    if name == "keyword":
-        # By the best match, and scaled down for a memory holding less than `full_coverage` of
-        # the query's terms (by IDF): sharing one word with a question is weak evidence.
-        best = scores[0] or 1.0
-        return [
-            item.score / best * (min(item.coverage / full_coverage, 1.0) if full_coverage else 1.0) for item in ranking
-        ]
-    # Min-max, lifted so that the last candidate still counts for something: it was found.
-    high, low = max(scores), min(scores)
-    return [VECTOR_FLOOR + (1 - VECTOR_FLOOR) * (score - low) / (high - low) if high > low else 1.0 for score in scores]
 
 
 def vector_confidence(ranking: list[Ranked]) -> float:
-    """0 to 1: how clearly the best vector candidate stands out from the tenth, counting each
-    reading once (a lent score repeats its successor's) and nothing in a store under ten."""
+    """0 to 1: how clearly the best vector candidate stands out from the tenth (from the last in a
+    store of fewer), counting each reading once (a lent score repeats its successor's)."""
     readings = [item.score for item in ranking if not item.lent]
-    if len(ranking) < VECTOR_GAP_RANK or not readings:
+    if len(readings) < 2:
         return 0.0
     gap = readings[0] - readings[min(VECTOR_GAP_RANK, len(readings)) - 1]
     return min(max((gap - VECTOR_GAP_FLAT) / (VECTOR_GAP_CLEAR - VECTOR_GAP_FLAT), 0.0), 1.0)
 
 
-def query_weights(rankings: dict[str, list[Ranked]], weights: dict[str, float], boost: float) -> dict[str, float]:
-    """The signals' weights for this query: the vector weight grows up to (1 + boost) times when
-    one memory clearly stands out by meaning and no memory holds all of the query's words. A weak
-    keyword match (one shared word in a small store) then no longer outweighs it; an exact match
-    (an error code, a ticket number) keeps its full say, and flat similarities change nothing."""
+def candidate_features(
+    rankings: dict[str, list[Ranked]], neighbours: dict[int, tuple[int | None, int | None]]
+) -> dict[int, np.ndarray]:
+    """Per candidate of either signal, its FEATURES in their order; `neighbours` holds the
+    candidates' (previous, next) memories in their sequences."""
+    vector = rankings.get("vector", [])
     keyword = rankings.get("keyword", [])
-    keyword_doubt = 1.0 - max((item.coverage for item in keyword), default=0.0)
-    confidence = vector_confidence(rankings.get("vector", [])) * keyword_doubt
-    return {**weights, "vector": weights["vector"] * (1 + boost * confidence)}
+    cosines = {item.memory_id: item.score for item in vector}
+    readings = np.array([item.score for item in vector if not item.lent] or [0.0])
+    mean, spread = float(readings.mean()), float(readings.std()) or 1.0
+    high, low = (max(cosines.values()), min(cosines.values())) if cosines else (0.0, 0.0)
+    confidence = vector_confidence(vector)
+    bm25 = {item.memory_id: item.score for item in keyword}
+    coverage = {item.memory_id: item.coverage for item in keyword}
+    best_bm25 = max(bm25.values(), default=1.0) or 1.0
+    whole = max(coverage.values(), default=0.0)
+    priors = {
+        item.memory_id: (min(item.search_length, LENGTH_CAP) / LENGTH_CAP, float(item.is_question))
+        for item in [*keyword, *vector]
+    }
+    features = {}
+    for memory_id in [*cosines, *(memory_id for memory_id in bm25 if memory_id not in cosines)]:
+        cosine = cosines.get(memory_id, low)
+        v = (cosine - low) / (high - low) if high > low else float(memory_id in cosines)
+        z = (cosine - mean) / spread
+        k = bm25.get(memory_id, 0.0) / best_bm25
+        c = coverage.get(memory_id, 0.0)
+        features[memory_id] = np.array(
+            [
+                v,
+                z,
+                v * confidence * (1 - whole),
+                v * (1 - whole),
+                k,
+                k * min(c / KEYWORD_FULL_COVERAGE, 1.0),
+                k * c,
+                c,
+                k * whole,
+                float(memory_id in cosines and memory_id in bm25),
+                *priors[memory_id][:1],
+                priors[memory_id][0] * (1 - confidence),
+                priors[memory_id][1],
+            ]
+        )
+    return {
+        memory_id: np.append(row, _neighbour_features(features, neighbours.get(memory_id, ())))
+        for memory_id, row in features.items()
+    }
 
 
-def fuse(rankings: dict[str, list[Ranked]], weights: dict[str, float], full_coverage: float) -> dict[int, Fused]:
-    """Σ weight x normalised score over the signals, divided by the weights' sum, so first place
-    in every weighted signal scores 1.0. A signal of weight 0 is left out."""
-    rankings = {name: ranking for name, ranking in rankings.items() if weights[name] > 0 and ranking}
-    total_weight = sum(weights[name] for name in rankings) or 1.0
+def _neighbour_features(features: dict[int, np.ndarray], pair: tuple[int | None, int | None]) -> list[float]:
+    """The best "keyword_discounted" and the best "vector" of the candidates among `pair`."""
+    rows = [features[other] for other in pair if other in features]
+    return [max((row[index] for row in rows), default=0.0) for index in (_KEYWORD_DISCOUNTED, _VECTOR)]
+
+
+def fuse(
+    rankings: dict[str, list[Ranked]],
+    weights: dict[str, float],
+    neighbours_of: Callable[[list[int]], dict[int, tuple[int | None, int | None]]],
+    model: str,
+) -> dict[int, Fused]:
+    """One score per candidate, from FUSED_FLOOR for the weakest to 1.0 for the best.
+
+    With a query vector and the keyword signal on: the combination of the candidates' features
+    learned for the query vector's `model`, each signal's part times its weight (the vector signal
+    takes part alone when no memory shares a word with the query: the fit saw such questions too).
+    With one signal only (the other's weight 0, or no query vector): that signal's score. A signal
+    of weight 0 is left out."""
+    rankings = {name: ranking for name, ranking in rankings.items() if weights[name] > 0}
     fused: dict[int, Fused] = {}
     for name, ranking in rankings.items():
-        for rank, (item, normalised) in enumerate(
-            zip(ranking, _normalised(name, ranking, full_coverage), strict=True), start=1
-        ):
+        for rank, item in enumerate(ranking, start=1):
             entry = fused.setdefault(item.memory_id, Fused(item.memory_id, 0.0))
-            entry.score += weights[name] * normalised / total_weight
             entry.signals[name] = {"rank": rank, "score": round(item.score, 6)}
+    if rankings.get("vector") and "keyword" in rankings:
+        fitted = FUSION_WEIGHTS.get(model, FUSION_WEIGHTS[DEFAULT_MODEL_NAME])
+        theta = np.array([fitted[name] * weights.get(signal, 1.0) for name, signal in FEATURES.items()])
+        scores = {
+            memory_id: float(row @ theta)
+            for memory_id, row in candidate_features(rankings, neighbours_of(list(fused))).items()
+        }
+    else:
+        scores = {item.memory_id: item.score for ranking in rankings.values() for item in ranking}
+    high, low = max(scores.values(), default=0.0), min(scores.values(), default=0.0)
+    for memory_id, score in scores.items():
+        fused[memory_id].score = FUSED_FLOOR + (1 - FUSED_FLOOR) * (score - low) / (high - low) if high > low else 1.0
     return fused
-
-
-def add_context(fused: dict[int, Fused], neighbours: dict[int, tuple[int | None, int | None]], weight: float) -> None:
-    """Give each candidate `weight` x the fused score of its candidate sequence neighbours, but
-    never lift it past
-    CONTEXT_CEILING x its best neighbour's score: a memory found on its own merits stays above
-    the unrelated memory written after it."""
-    gains: dict[int, float] = {}
-    ceilings: dict[int, float] = {}
-    for memory_id, pair in neighbours.items():
-        source = fused.get(memory_id)
-        if source is None:
-            continue
-        for neighbour in pair:
-            if neighbour in fused:
-                gains[neighbour] = gains.get(neighbour, 0.0) + weight * source.score
-                ceilings[neighbour] = max(ceilings.get(neighbour, 0.0), CONTEXT_CEILING * source.score)
-    for memory_id, gain in gains.items():
-        entry = fused[memory_id]
-        lifted = max(entry.score, min(entry.score + gain, ceilings[memory_id]))
-        entry.context = lifted - entry.score
-    for entry in fused.values():
-        entry.score += entry.context

@@ -1,7 +1,7 @@
 """search_hybrid: the search pipeline of docs/design.md §5.
 
-Vector and BM25 rankings of the owner's (filtered) memories are fused (weighted, normalised
-scores, plus a share of the scores of each memory's sequence neighbours); the fused score is
+Vector and BM25 rankings of the owner's (filtered) memories are fused (a learned combination of
+the candidates' features and their sequence neighbours', memories.search.fusion); the fused score is
 then multiplied by a recency factor, by a factor for memories outside a time window the query
 names ("last Thursday"), and by MMR's redundancy discount. Graph expansion comes with a later
 issue and slots in before fusion.
@@ -19,7 +19,7 @@ from django.utils import timezone
 from gnosem.types import Owner
 from memories import embedding
 from memories.models import Memory
-from memories.search.fusion import Fused, add_context, fuse, query_weights
+from memories.search.fusion import Fused, fuse
 from memories.search.reranking import diversify, recency_factor
 from memories.search.signals import keyword_ranking, memory_vectors, vector_ranking
 from memories.search.time_expressions import TimeWindow, parse_time_window
@@ -84,10 +84,7 @@ def search_hybrid(
         rankings["vector"] = vector_ranking(
             owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=per_signal
         )
-    weights = query_weights(rankings, weights, settings.GNOSEM_VECTOR_CONFIDENCE_BOOST)
-    by_memory = fuse(rankings, weights, settings.GNOSEM_KEYWORD_FULL_COVERAGE)
-    if settings.GNOSEM_CONTEXT_WEIGHT > 0 and by_memory:
-        add_context(by_memory, sequence_neighbours(owner.pk, list(by_memory)), settings.GNOSEM_CONTEXT_WEIGHT)
+    by_memory = fuse(rankings, weights, lambda ids: sequence_neighbours(owner.pk, ids), model_name)
     created = {item.memory_id: item.created_at for ranking in rankings.values() for item in ranking}
     window = parse_time_window(query, now)
     candidates = [
@@ -123,8 +120,6 @@ def _weighed(
 ) -> _Candidate:
     """The fused score times the recency factor and the time-window factor."""
     explanation: dict = {"fused": round(entry.score, 6), "signals": entry.signals}
-    if entry.context:
-        explanation["context"] = round(entry.context, 6)
     score = entry.score
     if half_life_days:
         factor = recency_factor(created_at, now, half_life_days, settings.GNOSEM_RECENCY_WEIGHT)

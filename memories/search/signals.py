@@ -29,6 +29,9 @@ class Ranked:
     coverage: float = 1.0
     # Vector: the score is a successor's in-context reading, already counted for that successor.
     lent: bool = False
+    # The memory's length in search terms, and whether it ends with a question mark (priors of fusion).
+    search_length: int = 0
+    is_question: bool = False
 
 
 # The vector query, in parts. A short memory's in-context reading (its predecessor's tail + itself,
@@ -85,12 +88,15 @@ lent AS ({lent}
 ),
 scored AS ({scored}
 )
-SELECT scored.memory_id, 1 - scored.distance AS similarity, found.created_at, scored.lent
+SELECT scored.memory_id, 1 - scored.distance AS similarity, found.created_at, scored.lent,
+       found.search_length, {is_question} AS is_question
 FROM scored
 JOIN memories_memory found ON found.id = scored.memory_id
 ORDER BY similarity DESC, scored.memory_id DESC
 LIMIT %(limit)s
 """)
+# Whether a memory's content ends with a question mark (trailing white space aside).
+_IS_QUESTION_SQL = sql.SQL("right(rtrim({table}.content, E' \\t\\r\\n'), 1) = '?'")
 # Nearest chunks fetched per wanted memory: a long memory may hold several of the nearest chunks.
 CHUNKS_PER_MEMORY = 3
 # How far below its predecessor a memory ranks when both score by the same in-context reading.
@@ -114,6 +120,7 @@ def vector_ranking(
         best=_BEST_SQL,
         lent=_LENT_SQL.format(predecessor=_PREDECESSOR_OF_S_SQL, filters=filters_sql),
         scored=_SCORED_SQL,
+        is_question=_IS_QUESTION_SQL.format(table=sql.Identifier("found")),
     )
     with connection.cursor() as cursor:
         cursor.execute(
@@ -130,8 +137,8 @@ def vector_ranking(
             },
         )
         return [
-            Ranked(memory_id, float(score), created_at, lent=lent)
-            for memory_id, score, created_at, lent in cursor.fetchall()
+            Ranked(memory_id, float(score), created_at, lent=lent, search_length=length, is_question=is_question)
+            for memory_id, score, created_at, lent, length, is_question in cursor.fetchall()
         ]
 
 
@@ -170,14 +177,14 @@ statistics AS MATERIALIZED (
 ),
 candidates AS MATERIALIZED (
     -- Keep only the query's lexemes of each matching memory: setweight marks them, ts_filter keeps them.
-    SELECT m.id, m.search_length, m.created_at,
+    SELECT m.id, m.search_length, m.created_at, {is_question} AS is_question,
            ts_filter(setweight(m.search_vector, 'A', (SELECT array_agg(lexeme) FROM terms)), '{{a}}') AS matched
     FROM memories_memory m
     WHERE m.owner_id = %(owner)s
       AND m.search_vector @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
       {filters}
 )
-SELECT c.id, c.created_at, sum(
+SELECT c.id, c.created_at, c.search_length, c.is_question, sum(
     f.idf
     * (w.tf * ({k1} + 1)) / (w.tf + {k1} * (1 - {b} + {b} * c.search_length / corpus.avgdl))
 ) AS score,
@@ -188,7 +195,7 @@ CROSS JOIN LATERAL (
 ) w
 JOIN statistics f ON f.lexeme = w.lexeme
 CROSS JOIN corpus
-GROUP BY c.id, c.created_at
+GROUP BY c.id, c.created_at, c.search_length, c.is_question
 ORDER BY score DESC, c.id DESC
 LIMIT %(limit)s
 """)
@@ -202,12 +209,17 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
     vocabulary never shifts another's scores.
     """
     filters_sql, filter_params = _filters_sql(filters)
-    statement = _BM25_SQL.format(filters=filters_sql, k1=sql.Literal(BM25_K1), b=sql.Literal(BM25_B))
+    statement = _BM25_SQL.format(
+        filters=filters_sql,
+        k1=sql.Literal(BM25_K1),
+        b=sql.Literal(BM25_B),
+        is_question=_IS_QUESTION_SQL.format(table=sql.Identifier("m")),
+    )
     with connection.cursor() as cursor:
         cursor.execute(statement, {"query": query, "owner": owner_id, "limit": limit, **filter_params})
         return [
-            Ranked(memory_id, float(score), created_at, float(coverage))
-            for memory_id, created_at, score, coverage in cursor.fetchall()
+            Ranked(memory_id, float(score), created_at, float(coverage), search_length=length, is_question=is_question)
+            for memory_id, created_at, length, is_question, score, coverage in cursor.fetchall()
         ]
 
 

@@ -93,7 +93,7 @@ def test_search_min_score_drops_weaker_results(api, owner, write_dated):
     kept = api.get("memories/search", {"query": "dark mode", "min_score": str(threshold)}).json()["results"]
     assert 0 < len(kept) < 3 and all(result["score"] >= threshold - 1e-4 for result in kept)  # scores are rounded
     assert [result["id"] for result in kept] == [result["id"] for result in everything[: len(kept)]]
-    # 1.0 is first place in every signal with no factor below 1 (written a moment ago, so decay off).
+    # 1.0 is the best candidate's fused score with no factor below 1 (written a moment ago, so decay off).
     perfect = api.get("memories/search", {"query": "dark mode", "min_score": "1", "half_life_days": "0"})
     assert ids(perfect) == [everything[0]["id"]]
 
@@ -142,7 +142,8 @@ def test_search_diversity_pushes_a_near_duplicate_down(api, owner, write_dated):
     by_relevance = ids(api.get("memories/search", {**query, "diversity": "0"}))
     diverse = ids(api.get("memories/search", {**query, "diversity": "1"}))
     assert by_relevance[:3] == [str(dark.public_id), str(again.public_id), str(font.public_id)]
-    assert diverse[:3] == [str(dark.public_id), str(font.public_id), str(again.public_id)]
+    assert diverse[:2] == [str(dark.public_id), str(font.public_id)]
+    assert diverse.index(str(again.public_id)) > 1
 
 
 def test_update_and_delete(api, owner):

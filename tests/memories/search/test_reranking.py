@@ -68,14 +68,16 @@ def test_diversity_pushes_a_near_duplicate_below_a_different_relevant_memory(own
     )
     query = "what editor settings does the user prefer?"
     assert order(owner, query, diversity=0)[:3] == [dark, again, font]
-    assert order(owner, query, diversity=1)[:3] == [dark, font, again]
+    diverse = order(owner, query, diversity=1)
+    assert diverse[:2] == [dark, font] and diverse.index(again) > 1
     hits = search_hybrid(owner=owner, query=query, now=NOW, diversity=1)
-    assert hits[0].explanation["diversity"] == 1.0  # the first pick is never discounted
-    assert hits[1].explanation["diversity"] == 1.0  # the font memory is no duplicate
-    assert hits[2].explanation["diversity"] < 0.5
+    explained = {hit.memory: hit.explanation for hit in hits}
+    assert explained[dark]["diversity"] == 1.0  # the first pick is never discounted
+    assert explained[font]["diversity"] == 1.0  # the font memory is no duplicate
+    assert explained[again]["diversity"] < 0.5
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
     # The default λ (0.7) is strong enough for a near-duplicate this close.
-    assert order(owner, query)[:3] == [dark, font, again]
+    assert order(owner, query)[:2] == [dark, font]
 
 
 def test_min_score_drops_weaker_results(owner, write_dated):
@@ -87,7 +89,7 @@ def test_min_score_drops_weaker_results(owner, write_dated):
     assert 0 < len(kept) < 3
     assert all(hit.score >= threshold for hit in kept)
     assert [hit.memory for hit in kept] == [hit.memory for hit in everything[: len(kept)]]
-    # 1.0 is first place in every signal, unchanged by any factor.
+    # 1.0 is the best candidate's fused score, unchanged by any factor.
     perfect = search_hybrid(owner=owner, query="dark mode", now=NOW, min_score=1.0)
     assert [hit.memory for hit in perfect] == [everything[0].memory]
 
