@@ -2,17 +2,18 @@
 
     .venv/bin/python bench/fusion_fit.py [--conversations 0,1,2,3,4] [--sets tuning,train] [--collect]
 
-Training data: LoCoMo conversations 0-4 (5-9 stay out, for reporting) and the recall sets
-`tuning` and `train` of bench/recall.py (`heldout` stays out). For every question, both signals'
-candidates are collected as the pipeline collects them (top 10 x CANDIDATES_PER_RESULT each, on the
-real database under var/bench) with the memories that answer it; they are kept in
-var/bench/fusion-candidates.json (`--collect` collects them again). The fit is a listwise one:
-per question, a softmax over its candidates' linear scores, maximising the probability of the
-answering memories, the LoCoMo questions weighing 60 % in total and the paraphrase and identifier
-questions 40 % (`--locomo-share`; with more for the recall sets, their hit@1 stays as it is while
-LoCoMo's recall falls). Prints the weights to paste into fusion.py and
-the training recall@5/@10 of fused scores before neighbouring context (a proxy; the benchmarks
-report the pipeline).
+Training data: LoCoMo conversations 0-4 (5-9 stay out, for reporting) and recall sets of
+bench/recall.py (the shipped all-MiniLM-L6-v2 weights: `--sets tuning,train,heldout`;
+all-mpnet-base-v2's: the default sets; `heldout2` stays out). For every question, both signals'
+candidates are collected as the pipeline collects them (top 10 x CANDIDATES_PER_RESULT each, on
+the real database of the model's benchmark folder) with their sequence neighbours and the
+memories that answer it, and kept there in fusion-candidates.json (`--collect` collects them
+again). The fit is a listwise one: per question, a softmax over its candidates' linear scores,
+maximising the probability of the answering memories, the LoCoMo questions weighing 60 % in total
+and the recall sets' questions 40 % (`--locomo-share`; with more for the recall sets, their hit@1
+stays as it is while LoCoMo's recall falls). Prints the weights to paste into fusion.py and the
+training recall@1/@5/@10 of the fused scores before the steps after fusion (the fit's own
+figures; the benchmarks report the pipeline).
 """
 
 import argparse

@@ -3,11 +3,10 @@ must carry them) and exact identifiers (only the words do).
 
     .venv/bin/python bench/recall.py [--set tuning|train|heldout|heldout2] [--json]
 
-Sets: `tuning` (below; the fusion was tuned on it), `train` (bench/data/recall_train.json, the
-learned fusion's training data with LoCoMo conversations 0-4), `heldout`
-(bench/data/recall_heldout.json, never fitted on, reported once after the fit was frozen) and
-`heldout2` (bench/data/recall_heldout2.json, written by another session for the next fit's
-report, and not run yet).
+Sets: `tuning` (below) and `train` (bench/data/recall_train.json), training data of the learned
+fusion with LoCoMo conversations 0-4; `heldout` (bench/data/recall_heldout.json), held out for
+the first fit and training data of the shipped one; `heldout2` (bench/data/recall_heldout2.json),
+held out from the shipped fit (docs/benchmarks.md, "Learned fusion").
 Memories go in through the product's write and indexing services, five at a time as one
 client's session (minutes apart, so neighbouring context applies as it would in use), and are
 searched with `search_hybrid` on the real database (var/bench, like bench/locomo.py). Every

@@ -53,25 +53,25 @@ FEATURES = {
 }
 _KEYWORD_DISCOUNTED, _VECTOR = list(FEATURES).index("keyword_discounted"), list(FEATURES).index("vector")
 # Per embedding model, as printed by bench/fusion_fit.py (see its docstring for the data and the
-# fit): the models' similarity scales differ. A model fitted for none (behind an endpoint, in a
-# local folder) uses the default model's.
+# fit; docs/benchmarks.md, "Learned fusion"): the models' similarity scales differ. A model fitted
+# for none (behind an endpoint, in a local folder) uses the default model's.
 FUSION_WEIGHTS = {
     DEFAULT_MODEL_NAME: {
-        "vector": 0.3973,
-        "vector_z": 0.2178,
-        "vector_x_confident": 5.8829,
-        "vector_x_doubt": 2.8672,
-        "keyword": -0.6835,
-        "keyword_discounted": 1.3312,
-        "keyword_x_coverage": 2.4516,
-        "coverage": 1.6133,
-        "keyword_x_whole": 0.5511,
-        "both": -0.3280,
-        "length": 1.1513,
-        "length_x_flat": 1.7396,
-        "question": -1.0928,
-        "neighbour_keyword": 1.6396,
-        "neighbour_vector": 0.5070,
+        "vector": 0.5220,
+        "vector_z": 0.1723,
+        "vector_x_confident": 6.1084,
+        "vector_x_doubt": 3.1895,
+        "keyword": -0.9202,
+        "keyword_discounted": 1.6976,
+        "keyword_x_coverage": 2.3300,
+        "coverage": 1.7274,
+        "keyword_x_whole": 0.4588,
+        "both": -0.3530,
+        "length": 0.8459,
+        "length_x_flat": 1.7941,
+        "question": -1.1303,
+        "neighbour_keyword": 1.6202,
+        "neighbour_vector": 0.4109,
     },
     MPNET_NAME: {
         "vector": 0.0554,
