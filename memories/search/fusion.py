@@ -4,10 +4,10 @@ Both signals' candidates are described by a few features (FEATURES: their normal
 much of the query's words a memory holds, how clearly one memory stands out by meaning, the same
 for the memories written just before and after it in its sequence, so that an answer ("Yes, last
 Saturday!") is found through the question it answers, and two priors of the memory itself: its
-length and whether it is a question). A linear combination of them, learned by
-bench/fusion_fit.py on LoCoMo conversations 0-4 and the tuning and training recall sets, scores
-each candidate, so that a question worded like its memory and a paraphrased one both find it
-(docs/benchmarks.md, "Search quality"). Like the weighted score fusion it replaced, and unlike
+length and whether it is a question). A linear combination of them, learned per embedding model
+by bench/fusion_fit.py on LoCoMo conversations 0-4 and recall sets of paraphrased and identifier
+questions, scores each candidate, so that a question worded like its memory and a paraphrased one
+both find it (docs/benchmarks.md, "Learned fusion"). Like the weighted score fusion it replaced, and unlike
 reciprocal rank fusion, it keeps how much better one candidate is than the next.
 """
 
@@ -31,6 +31,8 @@ VECTOR_GAP_RANK = 10
 # Below this share of the query's terms (by IDF) a keyword match counts proportionally less in the
 # "keyword_discounted" feature.
 KEYWORD_FULL_COVERAGE = 0.4
+# Memories up to this many search terms long count as shorter by the length prior; longer ones all
+# count as long (a long memory holds more, but does not answer a question better for its length).
 LENGTH_CAP = 16
 
 # Each feature, and the signal whose weight setting scales it (None: both signals together).
@@ -126,10 +128,8 @@ def candidate_features(
     coverage = {item.memory_id: item.coverage for item in keyword}
     best_bm25 = max(bm25.values(), default=1.0) or 1.0
     whole = max(coverage.values(), default=0.0)
-    priors = {
-        item.memory_id: (min(item.search_length, LENGTH_CAP) / LENGTH_CAP, float(item.is_question))
-        for item in [*keyword, *vector]
-    }
+    lengths = {item.memory_id: min(item.search_length, LENGTH_CAP) / LENGTH_CAP for item in [*keyword, *vector]}
+    questions = {item.memory_id: float(item.is_question) for item in [*keyword, *vector]}
     features = {}
     for memory_id in [*cosines, *(memory_id for memory_id in bm25 if memory_id not in cosines)]:
         cosine = cosines.get(memory_id, low)
@@ -149,9 +149,9 @@ def candidate_features(
                 c,
                 k * whole,
                 float(memory_id in cosines and memory_id in bm25),
-                *priors[memory_id][:1],
-                priors[memory_id][0] * (1 - confidence),
-                priors[memory_id][1],
+                lengths[memory_id],
+                lengths[memory_id] * (1 - confidence),
+                questions[memory_id],
             ]
         )
     return {

@@ -177,27 +177,33 @@ statistics AS MATERIALIZED (
 ),
 candidates AS MATERIALIZED (
     -- Keep only the query's lexemes of each matching memory: setweight marks them, ts_filter keeps them.
-    SELECT m.id, m.search_length, m.created_at, {is_question} AS is_question,
+    SELECT m.id, m.search_length, m.created_at,
            ts_filter(setweight(m.search_vector, 'A', (SELECT array_agg(lexeme) FROM terms)), '{{a}}') AS matched
     FROM memories_memory m
     WHERE m.owner_id = %(owner)s
       AND m.search_vector @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
       {filters}
+),
+ranked AS (
+    SELECT c.id, c.created_at, c.search_length, sum(
+        f.idf
+        * (w.tf * ({k1} + 1)) / (w.tf + {k1} * (1 - {b} + {b} * c.search_length / corpus.avgdl))
+    ) AS score,
+        sum(f.idf) / (SELECT sum(idf) FROM statistics) AS coverage
+    FROM candidates c
+    CROSS JOIN LATERAL (
+        SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(c.matched) u
+    ) w
+    JOIN statistics f ON f.lexeme = w.lexeme
+    CROSS JOIN corpus
+    GROUP BY c.id, c.created_at, c.search_length
+    ORDER BY score DESC, c.id DESC
+    LIMIT %(limit)s
 )
-SELECT c.id, c.created_at, c.search_length, c.is_question, sum(
-    f.idf
-    * (w.tf * ({k1} + 1)) / (w.tf + {k1} * (1 - {b} + {b} * c.search_length / corpus.avgdl))
-) AS score,
-    sum(f.idf) / (SELECT sum(idf) FROM statistics) AS coverage
-FROM candidates c
-CROSS JOIN LATERAL (
-    SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(c.matched) u
-) w
-JOIN statistics f ON f.lexeme = w.lexeme
-CROSS JOIN corpus
-GROUP BY c.id, c.created_at, c.search_length, c.is_question
-ORDER BY score DESC, c.id DESC
-LIMIT %(limit)s
+-- Only the ranked few have their content read (a long one is stored out of line).
+SELECT r.id, r.created_at, r.search_length, {is_question} AS is_question, r.score, r.coverage
+FROM ranked r JOIN memories_memory m ON m.id = r.id
+ORDER BY r.score DESC, r.id DESC
 """)
 
 
