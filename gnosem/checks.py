@@ -6,10 +6,11 @@ stop on an Error; gunicorn runs none of its own, so gnosem.wsgi calls `refuse_to
 """
 
 import io
+import os
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.checks import Error, Warning, register
 from django.core.management import call_command
 
 # A secret set in the environment is at least this long (the generated ones have 64 characters).
@@ -100,6 +101,29 @@ def check_remote_embedding_settings(app_configs, **kwargs) -> list[Error]:
             "nomic-embed-text), or unset GNOSEM_EMBEDDING_BASE_URL to embed with the shipped model.",
             id="gnosem.E005",
         )
+    ]
+
+
+# Search settings of earlier versions, and why none replaces them.
+RETIRED_VARIABLES = {
+    "GNOSEM_KEYWORD_FULL_COVERAGE": "the learned fusion weighs a memory's share of the query's words itself",
+    "GNOSEM_VECTOR_CONFIDENCE_BOOST": "the learned fusion weighs how clearly one memory stands out by meaning itself",
+    "GNOSEM_CONTEXT_WEIGHT": "the learned fusion weighs the scores of a memory's sequence neighbours itself",
+}
+
+
+@register()
+def check_retired_variables(app_configs, **kwargs) -> list[Warning]:
+    """A variable Gnosem no longer reads is set: the operator expects an effect it no longer has."""
+    return [
+        Warning(
+            f"{name} is set but no longer read: {reason}.",
+            hint="Unset it. GNOSEM_WEIGHT_VECTOR and GNOSEM_WEIGHT_KEYWORD scale each signal's part of the "
+            "fusion (docs/search.md).",
+            id="gnosem.W001",
+        )
+        for name, reason in RETIRED_VARIABLES.items()
+        if name in os.environ
     ]
 
 

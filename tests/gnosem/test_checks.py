@@ -22,6 +22,17 @@ def test_the_defaults_pass_every_check():
     assert gnosem_problems() == []
 
 
+def test_a_retired_search_variable_is_named_in_a_warning(monkeypatch):
+    monkeypatch.setenv("GNOSEM_CONTEXT_WEIGHT", "0.3")
+    assert gnosem_problems() == [
+        (
+            "gnosem.W001",
+            "GNOSEM_CONTEXT_WEIGHT is set but no longer read: the learned fusion weighs the scores of a "
+            "memory's sequence neighbours itself.",
+        )
+    ]
+
+
 @pytest.mark.parametrize(
     ("overrides", "expected_id", "named"),
     [
