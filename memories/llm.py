@@ -68,7 +68,7 @@ def chat_complete(*, system: str, user: str, max_tokens: int) -> ChatAnswer:
         status = exc.status_code
         raise LLMError(
             clip_reason(f"HTTP {status}: {error_message(exc)}"),
-            transient=status in _TRANSIENT_STATUSES or status >= 500,
+            transient=transient_status(status),
             retry_after=retry_after_seconds(exc.response.headers.get("retry-after")),
         ) from None
     except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
@@ -93,6 +93,11 @@ def error_message(exc: openai.APIStatusError) -> str:
     if isinstance(body, str) and body.strip():  # Ollama's {"error": "model 'x' not found"}
         return body.strip()
     return exc.response.text.strip() or exc.response.reason_phrase
+
+
+def transient_status(status: int) -> bool:
+    """Whether an endpoint's HTTP error may pass if asked again (timeout, conflict, rate limit, 5xx)."""
+    return status in _TRANSIENT_STATUSES or status >= 500
 
 
 def retry_after_seconds(value: str | None) -> float | None:

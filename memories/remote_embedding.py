@@ -20,7 +20,7 @@ import numpy as np
 import openai
 from django.conf import settings
 
-from memories.llm import clip_reason, error_message, openai_client, retry_after_seconds
+from memories.llm import clip_reason, error_message, openai_client, retry_after_seconds, transient_status
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,6 @@ QUERY_TIMEOUT_SECONDS = 5.0
 WAITING_FOR_ENDPOINT = "waiting for the embedding endpoint: "
 # pgvector's half-precision vectors hold at most this many dimensions.
 MAX_DIMENSION = 16_000
-_TRANSIENT_STATUSES = {408, 409, 429}
 # Queries wait on the network, not the CPU: several may be in flight at once.
 _query_threads = ThreadPoolExecutor(max_workers=8, thread_name_prefix="remote-embedding")
 
@@ -128,7 +127,7 @@ class RemoteEmbedder:
             raise EmbeddingUnavailable(f"cannot reach {base_url}: {exc.__cause__ or exc}") from None
         except openai.APIStatusError as exc:
             reason = f"{base_url} answered HTTP {exc.status_code}: {error_message(exc)}"
-            if exc.status_code in _TRANSIENT_STATUSES or exc.status_code >= 500:
+            if transient_status(exc.status_code):
                 raise EmbeddingUnavailable(
                     reason, retry_after_seconds(exc.response.headers.get("retry-after"))
                 ) from None
