@@ -151,8 +151,13 @@ def _read_postmaster(pgdata: Path) -> PostmasterInfo | None:
 
 
 def _postmaster_pid(pgdata: Path) -> int | None:
+    return _lock_file_pid(pgdata / "postmaster.pid")
+
+
+def _lock_file_pid(path: Path) -> int | None:
+    """The pid on the first line of one of PostgreSQL's lock files."""
     try:
-        return int((pgdata / "postmaster.pid").read_text().splitlines()[0])
+        return int(path.read_text().splitlines()[0])
     except (OSError, IndexError, ValueError):
         return None
 
@@ -172,13 +177,18 @@ def postmaster_running(pgdata: Path) -> bool:
     return pid is not None and _alive(pid)
 
 
-def _remove_stale_pid_file(pgdata: Path) -> None:
-    """PostgreSQL refuses to start while its lock file names a pid that exists, even a zombie's;
-    the caller holds the inter-process lock and has seen that pid dead."""
+def _remove_stale_lock_files(pgdata: Path, socket_dir: Path) -> None:
+    """PostgreSQL refuses to start while its lock files (postmaster.pid, and its socket's
+    .s.PGSQL.<port>.lock) name a pid that exists, even a zombie's; the caller holds the
+    inter-process lock and has seen that pid dead. (With only postmaster.pid removed, every start
+    failed on the socket's lock until something reaped the zombie.)"""
     pid = _postmaster_pid(pgdata)
-    if pid is not None and not _alive(pid) and psutil.pid_exists(pid):
-        logger.warning("embedded postgres: removing the lock file of dead postmaster %d", pid)
-        (pgdata / "postmaster.pid").unlink(missing_ok=True)
+    if pid is None or _alive(pid) or not psutil.pid_exists(pid):
+        return
+    logger.warning("embedded postgres: removing the lock files of dead postmaster %d", pid)
+    for lock in [pgdata / "postmaster.pid", *socket_dir.glob(".s.PGSQL.*.lock")]:
+        if _lock_file_pid(lock) == pid:
+            lock.unlink(missing_ok=True)
 
 
 def _wait_until_ready(pgdata: Path, timeout: float) -> PostmasterInfo | None:
@@ -209,7 +219,7 @@ class GnosemPostgresServer(server_module.PostgresServer):
             self._postmaster_info = info
             return
         socket_dir = private_socket_dir(self.pgdata)
-        _remove_stale_pid_file(self.pgdata)
+        _remove_stale_lock_files(self.pgdata, socket_dir)
         arguments = [
             "-w",
             "-t",

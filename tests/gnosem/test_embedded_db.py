@@ -387,3 +387,35 @@ def test_a_process_already_attached_still_creates_another_database_it_names(db):
     finally:
         with psycopg.connect(host=str(server.socket_dir), user=server.user, dbname="postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_the_lock_files_of_a_zombie_postmaster_are_removed_and_no_others(tmp_path):
+    from gnosem.embedded_db import _remove_stale_lock_files
+
+    zombie = subprocess.Popen(["true"])  # exits and stays a zombie until waited for
+    deadline = time.monotonic() + 10
+    while psutil.Process(zombie.pid).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    pgdata, sockets = tmp_path / "pg", tmp_path / "sockets"
+    pgdata.mkdir()
+    sockets.mkdir()
+    (pgdata / "postmaster.pid").write_text(f"{zombie.pid}\n{pgdata}\n")
+    (sockets / ".s.PGSQL.5432.lock").write_text(f"{zombie.pid}\n{pgdata}\n")
+    (sockets / ".s.PGSQL.5433.lock").write_text(f"{os.getpid()}\n/elsewhere\n")  # a live server's
+    try:
+        _remove_stale_lock_files(pgdata, sockets)
+        assert not (pgdata / "postmaster.pid").exists()
+        assert not (sockets / ".s.PGSQL.5432.lock").exists()
+        assert (sockets / ".s.PGSQL.5433.lock").exists()
+    finally:
+        zombie.wait()
+
+
+def test_the_lock_files_of_a_live_postmaster_stay(tmp_path):
+    from gnosem.embedded_db import _remove_stale_lock_files
+
+    (tmp_path / "postmaster.pid").write_text(f"{os.getpid()}\n")
+    (tmp_path / ".s.PGSQL.5432.lock").write_text(f"{os.getpid()}\n")
+    _remove_stale_lock_files(tmp_path, tmp_path)
+    assert (tmp_path / "postmaster.pid").exists() and (tmp_path / ".s.PGSQL.5432.lock").exists()
