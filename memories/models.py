@@ -56,6 +56,23 @@ class ContentTsvector(Func):
     output_field = SearchVectorField()
 
 
+class BitStringField(models.Field):
+    """A PostgreSQL bit string of any length (`bit varying`)."""
+
+    def db_type(self, connection) -> str:
+        return "bit varying"
+
+
+class VectorSignature(Func):
+    """A vector's thermometer code (`gnosem_vector_signature`, migration 0011): three bits a
+    dimension, set where it exceeds -a, 0 and a (a = 0.674 / sqrt(dimensions), the quartiles of a
+    unit vector's coordinates). Hamming distance between two codes is the L1 distance of the
+    quantised vectors, a cheap first pass for cosine search; queries go through the same function."""
+
+    function = "gnosem_vector_signature"
+    output_field = BitStringField()
+
+
 class TsvectorTokenCount(Func):
     """Number of token occurrences in a tsvector: the document length in BM25."""
 
@@ -149,8 +166,9 @@ class Chunk(models.Model):
 
     Vectors carry no fixed dimension in the column so that a second model's vectors can sit
     beside the first while everything is re-embedded; `dimension` records it per row. They are
-    stored in half precision: a search scans every chunk of the owner, and half the bytes make
-    that scan faster with the same nearest neighbours (docs/benchmarks.md, "Half-precision vectors").
+    stored in half precision: half the bytes with the same nearest neighbours (docs/benchmarks.md,
+    "Half-precision vectors"). Search ranks the owner's chunks by `signature` first, read from an
+    index, and compares the query with the vectors of the best few only (memories.search.signals).
     """
 
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="chunks")
@@ -161,9 +179,17 @@ class Chunk(models.Model):
     model = models.CharField(max_length=200)
     dimension = models.PositiveSmallIntegerField()
     embedding = HalfVectorField()
+    signature = models.GeneratedField(
+        expression=VectorSignature("embedding"), output_field=BitStringField(), db_persist=True
+    )
 
     class Meta:
-        indexes = [models.Index(fields=["owner", "model"], name="chunk_owner_model")]
+        # The vector signal's first pass reads the owner's signatures from this index alone.
+        indexes = [
+            models.Index(
+                fields=["owner", "model"], include=["id", "memory_id", "signature"], name="chunk_owner_model_signature"
+            )
+        ]
         constraints = [
             models.UniqueConstraint(fields=["memory", "model", "position"], name="chunk_unique_position"),
             models.CheckConstraint(condition=Q(end__gt=F("start")), name="chunk_nonempty_span"),

@@ -196,5 +196,7 @@ def fuse(
         scores = {item.memory_id: item.score for ranking in rankings.values() for item in ranking}
     high, low = max(scores.values(), default=0.0), min(scores.values(), default=0.0)
     for memory_id, score in scores.items():
-        fused[memory_id].score = FUSED_FLOOR + (1 - FUSED_FLOOR) * (score - low) / (high - low) if high > low else 1.0
+        # The share first: the best is then exactly 1.0 (0.95 * x / x need not be 0.95).
+        share = (score - low) / (high - low) if high > low else 1.0
+        fused[memory_id].score = FUSED_FLOOR + (1 - FUSED_FLOOR) * share
     return fused

@@ -39,12 +39,20 @@ class Ranked:
 # when it is a memory's best match it counts for the predecessor too, which goes first: without
 # that, a fact an assistant wrote right after another one outranks it on the other one's topic.
 
-# The owner's nearest chunks by an exact scan; the distance is computed once per chunk and sorted
-# by name (ordering by the expression again would compute it a second time).
-_NEAREST_SQL = sql.SQL("""
-    SELECT c.memory_id, c.embedding <=> %(vector)s::halfvec AS distance, (c.position > 0 AND c.start = 0) AS borrowed
+# The owner's chunks whose signatures (memories.models.VectorSignature) are nearest the query's,
+# read from the covering index alone: Hamming distance over a few hundred bytes is a fraction of
+# the cost of a cosine over each vector. LIMIT NULL (exact) keeps every chunk.
+_SHORTLIST_SQL = sql.SQL("""
+    SELECT c.id
     FROM memories_chunk c {join}
     WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}
+    ORDER BY c.signature <~> gnosem_vector_signature(%(vector)s::halfvec)
+    LIMIT %(shortlist)s""")
+# The shortlist's nearest chunks by cosine; the distance is computed once per chunk and sorted by
+# name (ordering by the expression again would compute it a second time).
+_NEAREST_SQL = sql.SQL("""
+    SELECT c.memory_id, c.embedding <=> %(vector)s::halfvec AS distance, (c.position > 0 AND c.start = 0) AS borrowed
+    FROM memories_chunk c JOIN shortlist USING (id)
     ORDER BY distance
     LIMIT %(chunks)s""")
 # Joined only when filtering on the memories: hashing every memory costs more than the scan.
@@ -80,7 +88,9 @@ _SCORED_SQL = sql.SQL("""
     GROUP BY memory_id""")
 # Best first, ties to the higher id; `created_at` saves the pipeline a query.
 _VECTOR_SQL = sql.SQL("""
-WITH nearest AS ({nearest}
+WITH shortlist AS MATERIALIZED ({shortlist}
+),
+nearest AS ({nearest}
 ),
 best AS ({best}
 ),
@@ -99,24 +109,30 @@ LIMIT %(limit)s
 _IS_QUESTION_SQL = sql.SQL("right(rtrim({table}.content, E' \\t\\r\\n'), 1) = '?'")
 # Nearest chunks fetched per wanted memory: a long memory may hold several of the nearest chunks.
 CHUNKS_PER_MEMORY = 3
+# Chunks shortlisted by signature per wanted memory, to be compared by cosine: at 10 the vector
+# signal's results are those of the exact scan 99.x % of the time (docs/benchmarks.md, "Vector first pass").
+SHORTLIST_PER_MEMORY = 10
 # How far below its predecessor a memory ranks when both score by the same in-context reading.
 BORROWED_YIELD = 0.001
 
 
 def vector_ranking(
-    *, owner_id: int, query_vector: np.ndarray, model: str, filters: MemoryFilters, limit: int
+    *, owner_id: int, query_vector: np.ndarray, model: str, filters: MemoryFilters, limit: int, exact: bool = False
 ) -> list[Ranked]:
     """Cosine similarity of the query to each chunk; a memory scores as its best chunk, or as its
     successor's in-context reading when that is better (see `_VECTOR_SQL`).
 
-    An exact scan of the owner's chunks (reached through the owner index) with a top-N sort:
-    recall 1.0, where an HNSW index filtered to one owner returns almost nothing.
+    The cosine is computed for the chunks shortlisted by signature (`_SHORTLIST_SQL`), or with
+    `exact` for every chunk of the owner (the reference the shortlist is measured against). Both
+    are scans of the owner's rows through the owner index: an HNSW index filtered to one owner
+    returns almost nothing.
     """
     filters_sql, filter_params = _filters_sql(filters)
     query = _VECTOR_SQL.format(
-        nearest=_NEAREST_SQL.format(
+        shortlist=_SHORTLIST_SQL.format(
             join=_FILTERED_MEMORY_JOIN_SQL if filter_params else sql.SQL(""), filters=filters_sql
         ),
+        nearest=_NEAREST_SQL,
         best=_BEST_SQL,
         lent=_LENT_SQL.format(predecessor=_PREDECESSOR_OF_S_SQL, filters=filters_sql),
         scored=_SCORED_SQL,
@@ -129,6 +145,7 @@ def vector_ranking(
                 "vector": Vector(query_vector).to_text(),
                 "owner": owner_id,
                 "model": model,
+                "shortlist": None if exact else limit * SHORTLIST_PER_MEMORY,
                 "chunks": limit * CHUNKS_PER_MEMORY,
                 "limit": limit,
                 "window": CONTEXT_WINDOW,

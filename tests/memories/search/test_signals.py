@@ -1,14 +1,15 @@
 """The retrieval signals: each answers for its owner only, whatever ids or filter values it is given;
 the keyword signal reads words in angle brackets; the vector signal lends a memory's in-context
-reading to the memory it was read after."""
+reading to the memory it was read after, and its signature shortlist ranks as the exact scan does."""
 
 import numpy as np
 import pytest
 
+from bench import corpus
 from memories import services
 from memories.embedding import get_embedder
 from memories.models import Chunk
-from memories.search.signals import keyword_ranking, memory_vectors, vector_ranking
+from memories.search.signals import SHORTLIST_PER_MEMORY, keyword_ranking, memory_vectors, vector_ranking
 from memories.selectors import MemoryFilters
 from memories.vectors import serving_model_name
 
@@ -101,3 +102,44 @@ def test_a_memory_in_another_session_lends_nothing(owner, write_in_sequence):
     services.memories_index(memory_ids=[pricing.pk, onboarding.pk])
     assert Chunk.objects.filter(memory=onboarding).count() == 1
     assert vector_order(owner, CHECKOUT_QUESTION)[0] == pricing.pk
+
+
+def test_a_chunks_signature_sets_three_bits_a_dimension_at_the_quartiles(owner, write_indexed):
+    memory = write_indexed(owner, LAPTOP)
+    chunk = Chunk.objects.get(memory=memory)
+    vector = np.asarray(chunk.embedding, dtype=np.float32)
+    quartile = 0.674 / np.sqrt(len(vector))
+
+    expected = np.concatenate([vector > -quartile, vector > 0, vector > quartile])
+
+    # A coordinate within half-precision rounding of a threshold may fall either side.
+    near = np.concatenate([np.abs(vector - edge) < 1e-3 for edge in (-quartile, 0, quartile)])
+    signature = np.array([bit == "1" for bit in chunk.signature])
+    assert len(signature) == 3 * len(vector)
+    assert (signature == expected)[~near].all()
+
+
+def test_the_shortlist_ranks_as_the_exact_scan_does(owner, index):
+    memories = index(*(services.memory_write(owner=owner, content=text) for text in corpus.memories(120)))
+    assert Chunk.objects.filter(memory__in=memories).count() > 10 * SHORTLIST_PER_MEMORY
+    embedder = get_embedder(serving_model_name())
+
+    overlaps = []
+    for question in corpus.questions(10):
+        ranked = {
+            exact: [
+                item.memory_id
+                for item in vector_ranking(
+                    owner_id=owner.pk,
+                    query_vector=embedder.embed_query(question).result(),
+                    model=embedder.name,
+                    filters=MemoryFilters(),
+                    limit=5,
+                    exact=exact,
+                )
+            ]
+            for exact in (True, False)
+        }
+        assert ranked[False][0] == ranked[True][0]
+        overlaps.append(len(set(ranked[False]) & set(ranked[True])) / 5)
+    assert np.mean(overlaps) >= 0.9
