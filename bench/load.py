@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/load.py [--seconds 60] [--clients 20] [--write-share 0.3] [--preload 1000]
 
-Starts gunicorn and a huey consumer as `make run` does (bench/spine.py's set-up), on its own
+Starts gunicorn and a huey consumer as `make run` does (bench/server.py), on its own
 embedded PostgreSQL under var/load (GNOSEM_DATA_DIR overrides). Each client is the official `mcp`
 SDK client (legacy mode, the handshake most clients speak) for a user of its own, holding
 `--preload` indexed memories; for `--seconds` every client loops: a write (`--write-share` of
@@ -30,24 +30,22 @@ from bench.environment import setup_django
 
 setup_django("load")
 
-import httpx2  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from huey.contrib.djhuey import HUEY  # noqa: E402
-from mcp import Client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from accounts.tokens import token_create  # noqa: E402
 from bench import corpus  # noqa: E402
-from bench.spine import (  # noqa: E402
-    cached_vectors,
+from bench.server import (  # noqa: E402
+    consumer_command,
     free_port,
     gunicorn_command,
-    load_corpus,
-    percentile,
     process,
+    sdk_client,
     wait_for_http,
+    wait_for_worker,
 )
+from bench.spine import cached_vectors, load_corpus, percentile  # noqa: E402
 from memories.models import Chunk, IndexingStatus, Memory  # noqa: E402
 
 USER_PREFIX = "load-"
@@ -81,34 +79,32 @@ async def run_client(index: int, url: str, token: str, write_share: float, tally
     rng = random.Random(index)
     texts = corpus.memories(400, seed=100 + index)
     questions = corpus.questions(200, seed=200 + index)
-    headers = {"Authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(120)) as http:
-        async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
-            await client.call_tool("memory_search", {"query": "warm up"})
-            await line.ready.wait()
-            await line.go.wait()
-            sequence = 0
-            while time.monotonic() < line.deadline:
-                if rng.random() < write_share:
-                    operation = "memory_write"
-                    sequence += 1
-                    arguments = {"content": f"{rng.choice(texts)} (load {index}-{sequence})", "tags": ["load"]}
-                else:
-                    operation = "memory_search"
-                    arguments = {"query": rng.choice(questions), "top_k": 10}
-                start = time.perf_counter()
-                try:
-                    result = await client.call_tool(operation, arguments)
-                except Exception as exc:  # a protocol or transport error is a failed call, not a crash
-                    tally.errors[operation].append(f"{type(exc).__name__}: {exc}")
-                    continue
-                elapsed = (time.perf_counter() - start) * 1000
-                if result.is_error:
-                    tally.errors[operation].append(result.content[0].text)
-                    continue
-                tally.latencies[operation].append(elapsed)
-                if operation == "memory_write":
-                    tally.written.append(result.structured_content["id"])
+    async with sdk_client(url, token) as client:
+        await client.call_tool("memory_search", {"query": "warm up"})
+        await line.ready.wait()
+        await line.go.wait()
+        sequence = 0
+        while time.monotonic() < line.deadline:
+            if rng.random() < write_share:
+                operation = "memory_write"
+                sequence += 1
+                arguments = {"content": f"{rng.choice(texts)} (load {index}-{sequence})", "tags": ["load"]}
+            else:
+                operation = "memory_search"
+                arguments = {"query": rng.choice(questions), "top_k": 10}
+            start = time.perf_counter()
+            try:
+                result = await client.call_tool(operation, arguments)
+            except Exception as exc:  # a protocol or transport error is a failed call, not a crash
+                tally.errors[operation].append(f"{type(exc).__name__}: {exc}")
+                continue
+            elapsed = (time.perf_counter() - start) * 1000
+            if result.is_error:
+                tally.errors[operation].append(result.content[0].text)
+                continue
+            tally.latencies[operation].append(elapsed)
+            if operation == "memory_write":
+                tally.written.append(result.structured_content["id"])
 
 
 async def run_clients(port: int, tokens: list[str], seconds: float, write_share: float) -> tuple[Tally, float, float]:
@@ -123,15 +119,6 @@ async def run_clients(port: int, tokens: list[str], seconds: float, write_share:
     line.go.set()
     await asyncio.gather(*tasks)
     return tally, time.monotonic() - start, time.process_time() - cpu_start
-
-
-def wait_for_worker(log: Path, timeout: float = 600) -> None:
-    """Until the consumer has loaded the embedding model (its start-up hook logs it)."""
-    deadline = time.monotonic() + timeout
-    while "embedding model" not in log.read_text():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the worker did not start; see {log}")
-        time.sleep(0.2)
 
 
 def wait_for_indexing(public_ids: list[str], timeout: float) -> float:
@@ -170,8 +157,8 @@ def main() -> None:
     port = free_port()
     gunicorn = gunicorn_command(port)
     worker_log = log_dir / "worker.log"
-    with process(gunicorn, log_dir / "web.log"), process([sys.executable, "manage.py", "run_huey"], worker_log):
-        wait_for_http(port)
+    with process(gunicorn, log_dir / "web.log"), process(consumer_command(), worker_log):
+        wait_for_http(port, log_dir / "web.log")
         wait_for_worker(worker_log)
         print(f"{args.clients} clients, {args.seconds:g} s, {args.write_share:.0%} writes ...", flush=True)
         tally, wall, client_cpu = asyncio.run(run_clients(port, tokens, args.seconds, args.write_share))

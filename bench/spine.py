@@ -13,16 +13,13 @@ import hashlib
 import http.client
 import json
 import os
-import socket
-import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.environment import BASE_DIR, setup_django
+from bench.environment import setup_django
 
 setup_django("bench")
 
@@ -35,6 +32,7 @@ from huey.contrib.djhuey import HUEY  # noqa: E402
 
 from accounts.tokens import token_create  # noqa: E402
 from bench import corpus  # noqa: E402
+from bench.server import consumer_command, free_port, gunicorn_command, process, wait_for_http, wait_for_worker  # noqa: E402
 from memories.embedding import get_embedder  # noqa: E402
 from memories.models import Chunk, IndexingStatus, Memory  # noqa: E402
 from memories.sequences import embedding_pieces  # noqa: E402
@@ -44,12 +42,6 @@ OWNERS = 10
 
 def percentile(samples: list[float], q: float) -> float:
     return float(np.percentile(samples, q))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class McpClient:
@@ -93,50 +85,6 @@ class McpClient:
         return (time.perf_counter() - start) * 1000
 
 
-@contextmanager
-def process(args: list[str], log: Path):
-    with log.open("w") as out:
-        child = subprocess.Popen(args, cwd=BASE_DIR, stdout=out, stderr=subprocess.STDOUT, env=os.environ.copy())
-        try:
-            yield child
-        finally:
-            child.terminate()
-            try:
-                child.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                child.kill()
-
-
-def gunicorn_command(port: int) -> list[str]:
-    """The web server as production runs it (gunicorn with Gnosem's configuration), on loopback."""
-    return [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "gnosem.wsgi:application",
-        "-c",
-        str(BASE_DIR / "gnosem/gunicorn_conf.py"),
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--access-logfile",
-        "/dev/null",
-    ]
-
-
-def wait_for_http(port: int, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            connection.request("GET", "/healthz")
-            if connection.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError("the web server did not come up; see var/bench/web.log")
-
-
 def reset_users() -> list:
     User = get_user_model()
     User.objects.filter(username__startswith="bench-").delete()
@@ -151,16 +99,12 @@ def measure_worker(owner, count: int, log_dir: Path) -> tuple[float, float]:
     """(worker memories/s, raw model memories/s) on the same pending memories."""
     pending = Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.PENDING).count()
     assert pending == count, f"expected {count} pending memories, found {pending}"
-    manage = str(BASE_DIR / "manage.py")
     log = log_dir / "worker.log"
-    with process([sys.executable, manage, "run_huey"], log):
-        # The clock starts when the consumer has loaded the model (its startup hook logs it):
-        # from then on it works through the queued tasks.
+    with process(consumer_command(), log):
+        # The clock starts when the consumer has loaded the model: from then on it works through
+        # the queued tasks.
+        wait_for_worker(log)
         deadline = time.monotonic() + 600
-        while "embedding model" not in log.read_text():
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the worker did not start; see {log}")
-            time.sleep(0.02)
         start = time.perf_counter()
         while Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.INDEXED).count() < count:
             if time.monotonic() > deadline:
@@ -268,7 +212,7 @@ def main() -> None:
     rows = []
     gunicorn = gunicorn_command(port)
     with process(gunicorn, log_dir / "web.log"):
-        wait_for_http(port)
+        wait_for_http(port, log_dir / "web.log")
         client = McpClient(port, token)
         client.call("memory_search", {"query": "warm up"})
         writes = measure_writes(client, corpus.memories(args.writes, seed=3))

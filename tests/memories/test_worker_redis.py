@@ -2,7 +2,7 @@
 
 The consumer is `manage.py run_huey` in a subprocess, configured only through the environment
 (REDIS_URL, a queue name of its own, DATABASE_URL pointing at the test database), as production
-runs it. Needs the Redis server at REDIS_TEST_URL; skipped when it cannot be reached.
+runs it, at the worker niceness. Needs the Redis server at REDIS_TEST_URL; skipped when it cannot be reached.
 """
 
 import os
@@ -135,3 +135,23 @@ def test_memories_written_here_are_indexed_by_a_consumer_on_redis(owner, queue, 
     while queue.pending_count() and time.monotonic() < deadline:
         time.sleep(0.2)  # the batch indexed all three; the other two tasks find nothing to do
     assert queue.pending_count() == 0
+
+
+def thread_niceness(process: subprocess.Popen) -> set[int]:
+    """The niceness of each thread of a running process (field 19 of /proc/PID/task/TID/stat)."""
+    task_dir = f"/proc/{process.pid}/task"
+    values = set()
+    for thread_id in os.listdir(task_dir):
+        with open(f"{task_dir}/{thread_id}/stat") as stat:
+            values.add(int(stat.read().rsplit(")", 1)[1].split()[16]))
+    return values
+
+
+def test_every_thread_of_the_consumer_embeds_at_the_worker_niceness(owner, web_enqueues_to, start_consumer):
+    memory = services.memory_write(owner=owner, content="The consumer yields the cores to web requests.")
+
+    consumer = start_consumer()
+    wait_for_indexing([memory.pk], consumer)
+
+    # The model's own threads included: they were started after the niceness was set.
+    assert thread_niceness(consumer) == {settings.GNOSEM_WORKER_NICENESS}
