@@ -39,20 +39,21 @@ class Ranked:
 # when it is a memory's best match it counts for the predecessor too, which goes first: without
 # that, a fact an assistant wrote right after another one outranks it on the other one's topic.
 
-# The owner's chunks whose signatures (memories.models.VectorSignature) are nearest the query's,
-# read from the covering index alone: Hamming distance over a few hundred bytes is a fraction of
-# the cost of a cosine over each vector. LIMIT NULL (exact) keeps every chunk.
-_SHORTLIST_SQL = sql.SQL("""
-    SELECT c.id
-    FROM memories_chunk c {join}
-    WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}
-    ORDER BY c.signature <~> gnosem_vector_signature(%(vector)s::halfvec)
-    LIMIT %(shortlist)s""")
-# The shortlist's nearest chunks by cosine; the distance is computed once per chunk and sorted by
-# name (ordering by the expression again would compute it a second time).
+# The owner's chunks (`c`), passing the filters.
+_OWNER_CHUNKS_SQL = sql.SQL("""FROM memories_chunk c {join}
+    WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}""")
+# Those whose signatures (memories.models.VectorSignature) are nearest the query's, read from the
+# covering index alone: Hamming distance over a few hundred bytes costs a fraction of a cosine.
+_SHORTLISTED_CHUNKS_SQL = sql.SQL("""FROM memories_chunk c
+    WHERE c.id = ANY(ARRAY(
+        SELECT c.id {owner_chunks}
+        ORDER BY c.signature <~> gnosem_vector_signature(%(vector)s::halfvec)
+        LIMIT %(shortlist)s))""")
+# The nearest of those chunks by cosine; the distance is computed once per chunk and sorted by name
+# (ordering by the expression again would compute it a second time).
 _NEAREST_SQL = sql.SQL("""
     SELECT c.memory_id, c.embedding <=> %(vector)s::halfvec AS distance, (c.position > 0 AND c.start = 0) AS borrowed
-    FROM memories_chunk c JOIN shortlist USING (id)
+    {chunks}
     ORDER BY distance
     LIMIT %(chunks)s""")
 # Joined only when filtering on the memories: hashing every memory costs more than the scan.
@@ -88,9 +89,7 @@ _SCORED_SQL = sql.SQL("""
     GROUP BY memory_id""")
 # Best first, ties to the higher id; `created_at` saves the pipeline a query.
 _VECTOR_SQL = sql.SQL("""
-WITH shortlist AS MATERIALIZED ({shortlist}
-),
-nearest AS ({nearest}
+WITH nearest AS ({nearest}
 ),
 best AS ({best}
 ),
@@ -122,17 +121,19 @@ def vector_ranking(
     """Cosine similarity of the query to each chunk; a memory scores as its best chunk, or as its
     successor's in-context reading when that is better (see `_VECTOR_SQL`).
 
-    The cosine is computed for the chunks shortlisted by signature (`_SHORTLIST_SQL`), or with
+    The cosine is computed for the chunks shortlisted by signature (`_SHORTLISTED_CHUNKS_SQL`), or with
     `exact` for every chunk of the owner (the reference the shortlist is measured against). Both
     are scans of the owner's rows through the owner index: an HNSW index filtered to one owner
     returns almost nothing.
     """
     filters_sql, filter_params = _filters_sql(filters)
+    owner_chunks = _OWNER_CHUNKS_SQL.format(
+        join=_FILTERED_MEMORY_JOIN_SQL if filter_params else sql.SQL(""), filters=filters_sql
+    )
     query = _VECTOR_SQL.format(
-        shortlist=_SHORTLIST_SQL.format(
-            join=_FILTERED_MEMORY_JOIN_SQL if filter_params else sql.SQL(""), filters=filters_sql
+        nearest=_NEAREST_SQL.format(
+            chunks=owner_chunks if exact else _SHORTLISTED_CHUNKS_SQL.format(owner_chunks=owner_chunks)
         ),
-        nearest=_NEAREST_SQL,
         best=_BEST_SQL,
         lent=_LENT_SQL.format(predecessor=_PREDECESSOR_OF_S_SQL, filters=filters_sql),
         scored=_SCORED_SQL,
@@ -145,7 +146,7 @@ def vector_ranking(
                 "vector": Vector(query_vector).to_text(),
                 "owner": owner_id,
                 "model": model,
-                "shortlist": None if exact else limit * SHORTLIST_PER_MEMORY,
+                "shortlist": limit * SHORTLIST_PER_MEMORY,
                 "chunks": limit * CHUNKS_PER_MEMORY,
                 "limit": limit,
                 "window": CONTEXT_WINDOW,
