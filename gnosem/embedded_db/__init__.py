@@ -228,6 +228,12 @@ class GnosemPostgresServer(server_module.PostgresServer):
             '-h ""',  # no TCP listener at all
             "-o",
             f"-k {shlex.quote(str(socket_dir))}",
+            # The data folder is a local disk, where a random read costs little more than a
+            # sequential one; at PostgreSQL's default of 4 the planner scans a large owner's whole
+            # chunk table instead of the vector signal's covering index (docs/benchmarks.md,
+            # "Vector first pass").
+            "-o",
+            "-c random_page_cost=1.1",
             "-l",
             str(self.log),
             "start",
