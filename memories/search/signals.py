@@ -53,7 +53,7 @@ _SHORTLISTED_CHUNKS_SQL = sql.SQL("""FROM memories_chunk c
 # (ordering by the expression again would compute it a second time).
 _NEAREST_SQL = sql.SQL("""
     SELECT c.memory_id, c.embedding <=> %(vector)s::halfvec AS distance, (c.position > 0 AND c.start = 0) AS borrowed
-    {chunks}
+    {source}
     ORDER BY distance
     LIMIT %(chunks)s""")
 # Joined only when filtering on the memories: hashing every memory costs more than the scan.
@@ -109,7 +109,8 @@ _IS_QUESTION_SQL = sql.SQL("right(rtrim({table}.content, E' \\t\\r\\n'), 1) = '?
 # Nearest chunks fetched per wanted memory: a long memory may hold several of the nearest chunks.
 CHUNKS_PER_MEMORY = 3
 # Chunks shortlisted by signature per wanted memory, to be compared by cosine: at 10 the vector
-# signal's results are those of the exact scan 99.x % of the time (docs/benchmarks.md, "Vector first pass").
+# signal returns 99.5 % of the exact scan's memories at 10,000 memories (docs/benchmarks.md,
+# "Vector first pass").
 SHORTLIST_PER_MEMORY = 10
 # How far below its predecessor a memory ranks when both score by the same in-context reading.
 BORROWED_YIELD = 0.001
@@ -132,7 +133,7 @@ def vector_ranking(
     )
     query = _VECTOR_SQL.format(
         nearest=_NEAREST_SQL.format(
-            chunks=owner_chunks if exact else _SHORTLISTED_CHUNKS_SQL.format(owner_chunks=owner_chunks)
+            source=owner_chunks if exact else _SHORTLISTED_CHUNKS_SQL.format(owner_chunks=owner_chunks)
         ),
         best=_BEST_SQL,
         lent=_LENT_SQL.format(predecessor=_PREDECESSOR_OF_S_SQL, filters=filters_sql),
