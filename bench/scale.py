@@ -85,7 +85,7 @@ from gnosem.types import Owner  # noqa: E402
 from memories.embedding import get_embedder  # noqa: E402
 from memories.models import IndexingStatus, Memory  # noqa: E402
 from memories.search.pipeline import CANDIDATES_PER_RESULT, search_hybrid  # noqa: E402
-from memories.search.signals import keyword_ranking, vector_ranking  # noqa: E402
+from memories.search.signals import halfvec_from_binary, keyword_ranking, vector_ranking  # noqa: E402
 from memories.selectors import MemoryFilters  # noqa: E402
 from memories.vectors import serving_model_name  # noqa: E402
 
@@ -274,7 +274,7 @@ def source_store(username: str) -> SourceStore:
         )
         chunks: dict[int, list] = {}
         for memory_id, position, start, end, raw in cursor.fetchall():
-            vector = np.frombuffer(bytes(raw), dtype=">f2", offset=4).astype(np.float32)
+            vector = halfvec_from_binary(raw)
             chunks.setdefault(memory_id, []).append(((position, start, end), vector))
     offsets, spans, vectors = [0], [], []
     for memory_id, *_ in rows:

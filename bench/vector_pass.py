@@ -59,7 +59,7 @@ def code_table(owner_id: int, model: str, queries: np.ndarray) -> None:
         )
         rows = cursor.fetchall()
     memory_ids = np.array([row[0] for row in rows])
-    vectors = np.stack([np.frombuffer(bytes(row[1]), dtype=">f2", offset=4).astype(np.float32) for row in rows])
+    vectors = np.stack([signals.halfvec_from_binary(row[1]) for row in rows])
     spread = 1 / np.sqrt(vectors.shape[1])
     exact = [best_memories(vectors @ query, memory_ids) for query in queries]
     print(f"codes: {len(rows):,} chunks, {len(queries)} queries; recall of the {WANTED} best memories")

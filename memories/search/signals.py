@@ -254,16 +254,19 @@ WHERE owner_id = %(owner)s AND memory_id = ANY(%(ids)s) AND model = %(model)s
 """
 
 
-def memory_vectors(*, owner_id: int, memory_ids: list[int], model: str) -> dict[int, np.ndarray]:
-    """One unit vector per embedded memory of the owner (the mean direction of its chunks), for MMR.
+def halfvec_from_binary(raw: bytes | memoryview) -> np.ndarray:
+    """A float32 vector from pgvector's binary form of a halfvec (`halfvec_send`: 2-byte dimension,
+    2 unused bytes, big-endian half-precision floats): parsing the text form, number by number in
+    Python, is far slower."""
+    return np.frombuffer(bytes(raw), dtype=">f2", offset=4).astype(np.float32)
 
-    Vectors travel in pgvector's binary form (2-byte dimension, 2 unused bytes, big-endian
-    half-precision floats): parsing their text form, number by number in Python, is far slower.
-    """
+
+def memory_vectors(*, owner_id: int, memory_ids: list[int], model: str) -> dict[int, np.ndarray]:
+    """One unit vector per embedded memory of the owner (the mean direction of its chunks), for MMR."""
     sums: dict[int, np.ndarray] = {}
     with connection.cursor() as cursor:
         cursor.execute(_MEMORY_VECTORS_SQL, {"owner": owner_id, "ids": memory_ids, "model": model})
         for memory_id, raw in cursor.fetchall():
-            vector = np.frombuffer(bytes(raw), dtype=">f2", offset=4).astype(np.float32)
+            vector = halfvec_from_binary(raw)
             sums[memory_id] = sums[memory_id] + vector if memory_id in sums else vector
     return {memory_id: total / (np.linalg.norm(total) or 1.0) for memory_id, total in sums.items()}
