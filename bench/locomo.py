@@ -1,6 +1,6 @@
 """LoCoMo retrieval benchmark: turn-level recall of the evidence turns for each question.
 
-    .venv/bin/python bench/locomo.py [--conversations 0,3] [--json]
+    .venv/bin/python bench/locomo.py [--conversations 0,3] [--replay] [--json]
 
 Each conversation is one user; each turn is one memory ("speaker: text", plus the shared photo's
 caption when there is one) written through the product's write service with its session's date
@@ -10,7 +10,8 @@ GNOSEM_DATA_DIR overrides). The question is the query; its evidence turns are th
 the reference time (`now`) is the last session's date. Prints recall@5, recall@10, hit@10 and
 MRR per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop; 5 adversarial apart)
 for each signal alone and for the full pipeline, and search latency; `--json` adds the same
-figures as one JSON object on the last line.
+figures as one JSON object on the last line. `--replay` writes every turn a second time before
+searching, as an assistant repeating itself would, and prints how many memories that added.
 """
 
 import argparse
@@ -70,11 +71,9 @@ def sessions(conversation: dict) -> list[tuple[datetime, list[dict]]]:
     return [(session_date(conversation[f"session_{n}_date_time"]), conversation[f"session_{n}"]) for n in numbers]
 
 
-def load_conversation(index: int, sample: dict) -> tuple[object, dict[str, int], datetime]:
-    """A fresh user holding the conversation's turns, indexed; (user, dia_id -> memory pk, last date)."""
-    User = get_user_model()
-    User.objects.filter(username=f"locomo-{index}").delete()
-    user = User.objects.create_user(username=f"locomo-{index}")
+def write_turns(user: object, sample: dict) -> dict[str, int]:
+    """Write the conversation's turns as the user's memories; dia_id -> the memory's pk (a turn
+    whose text an earlier turn already had is that memory)."""
     ids = {}
     with transaction.atomic():  # on commit, the (immediate) indexing tasks embed in model batches
         for date, turns in sessions(sample["conversation"]):
@@ -86,6 +85,15 @@ def load_conversation(index: int, sample: dict) -> tuple[object, dict[str, int],
                     created_at=date + timedelta(seconds=30 * position),  # turns in sequence
                 )
                 ids[turn["dia_id"]] = memory.pk
+    return ids
+
+
+def load_conversation(index: int, sample: dict) -> tuple[object, dict[str, int], datetime]:
+    """A fresh user holding the conversation's turns, indexed; (user, dia_id -> memory pk, last date)."""
+    User = get_user_model()
+    User.objects.filter(username=f"locomo-{index}").delete()
+    user = User.objects.create_user(username=f"locomo-{index}")
+    ids = write_turns(user, sample)
     # Another process's worker may hold some of them for a moment.
     deadline = time.monotonic() + 300
     while pending := Memory.objects.filter(owner=user).exclude(indexing_status=IndexingStatus.INDEXED).count():
@@ -116,16 +124,29 @@ def mean(rows: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(float(np.mean([row[key] for row in rows])), 4) for key in rows[0]} | {"n": len(rows)}
 
 
-def run(conversation_indexes: list[int]) -> dict:
+def replay(user: object, sample: dict, ids: dict[str, int]) -> int:
+    """Write every turn again; returns how many memories that added (none: each is a duplicate of
+    the memory its first writing stored)."""
+    before = Memory.objects.filter(owner=user).count()
+    again = write_turns(user, sample)
+    if again != ids:
+        raise RuntimeError("a replayed turn did not come back as the memory its first writing stored")
+    return Memory.objects.filter(owner=user).count() - before
+
+
+def run(conversation_indexes: list[int], *, replayed: bool = False) -> dict:
     samples = json.loads(DATA.read_text())
     results: dict[str, dict[int, list]] = {name: {c: [] for c in CATEGORIES} for name in CONFIGURATIONS}
     latencies: dict[str, list[float]] = {name: [] for name in CONFIGURATIONS}
-    skipped = 0
+    skipped = turns = added = 0
     load_seconds = 0.0
     for index in conversation_indexes:
         started = time.perf_counter()
         user, ids, last_date = load_conversation(index, samples[index])
         load_seconds += time.perf_counter() - started
+        if replayed:
+            added += replay(user, samples[index], ids)
+            turns += len(ids)
         for question in samples[index]["qa"]:
             relevant = evidence_ids(question, ids)
             if not relevant:
@@ -152,6 +173,7 @@ def run(conversation_indexes: list[int]) -> dict:
         "conversations": conversation_indexes,
         "questions_without_evidence": skipped,
         "load_seconds": round(load_seconds, 1),
+        "replay": {"turns": turns, "memories_added": added} if replayed else None,
         "signals": figures,
         "overall": figures["pipeline"]["overall"],
     }
@@ -174,17 +196,21 @@ def print_table(report: dict) -> None:
         f"(overall = categories 1-4; {report['questions_without_evidence']} questions without usable evidence "
         f"skipped; writing and indexing took {report['load_seconds']} s)"
     )
+    if report["replay"]:
+        turns, added = report["replay"]["turns"], report["replay"]["memories_added"]
+        print(f"replay: every turn written a second time ({turns:,} turns): {added} memories added")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", help="comma-separated indexes (0-9); default all")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on the last line")
+    parser.add_argument("--replay", action="store_true", help="write every turn a second time before searching")
     args = parser.parse_args()
     call_command("migrate", interactive=False, verbosity=0)
     samples = json.loads(DATA.read_text())
     indexes = [int(i) for i in args.conversations.split(",")] if args.conversations else list(range(len(samples)))
-    report = run(indexes)
+    report = run(indexes, replayed=args.replay)
     print_table(report)
     if args.json:
         print(json.dumps(report))

@@ -23,7 +23,8 @@ and a huey consumer started as `make run` starts them. Phases (`--phases 10k,100
   recall meaningless). Needs phase 10k's owner A in the same data folder. Built once and kept:
   a later run with the same sizes reuses them (`--rebuild` builds them again).
 Each phase then searches one owner with `--queries` (200) questions from bench/corpus.py, top_k 10:
-`memory_search` over MCP (SDK client) and `GET /api/v1/memories/search` over REST (keep-alive), then
+`memory_search` over MCP (SDK client; `session_start` and `memory_count` with the same queries
+too) and `GET /api/v1/memories/search` over REST (keep-alive), then
 `search_hybrid` in this process, and the vector signal's recall: its top 40 memories (top_k x
 CANDIDATES_PER_RESULT, the limit search gives it) against those of its exact scan, with the real
 query embeddings. Before searching, both tables are vacuumed and analysed (the state autovacuum
@@ -139,6 +140,8 @@ class PhaseResult:
     vector: list[float]
     vector_exact: list[float]
     recall: float
+    session_start: ToolCalls
+    count: ToolCalls
     writes: ToolCalls | None = None
     index_seconds: float | None = None
     store_seconds: float | None = None
@@ -425,14 +428,25 @@ def derived_phase(
 # Searches, in every phase.
 
 
-async def mcp_searches(url: str, token: str, queries: list[str]) -> ToolCalls:
+# The read tools timed over MCP in every phase, each with the arguments it gets for a query.
+READ_TOOLS: dict[str, Callable[[str], dict]] = {
+    "memory_search": lambda query: {"query": query, "top_k": TOP_K},
+    "session_start": lambda query: {"query": query},
+    "memory_count": lambda query: {"query": query},
+}
+
+
+async def mcp_tool_calls(url: str, token: str, queries: list[str]) -> dict[str, ToolCalls]:
+    """Each of READ_TOOLS called once per query (after a few warm-up calls), one tool after the other."""
+    calls = {}
     async with sdk_client(url, token) as client:
-        for query in queries[:WARM_UP_QUERIES]:
-            await client.call_tool("memory_search", {"query": query, "top_k": TOP_K})
-        searches = ToolCalls()
-        for query in queries:
-            await searches.call(client, "memory_search", {"query": query, "top_k": TOP_K})
-    return searches
+        for tool, arguments in READ_TOOLS.items():
+            for query in queries[:WARM_UP_QUERIES]:
+                await client.call_tool(tool, arguments(query))
+            calls[tool] = ToolCalls()
+            for query in queries:
+                await calls[tool].call(client, tool, arguments(query))
+    return calls
 
 
 def rest_searches(port: int, token: str, queries: list[str]) -> list[float]:
@@ -468,7 +482,7 @@ def timed(function: Callable[..., T], /, *arguments, **keywords) -> tuple[T, flo
 def measure_searches(phase: str, owner: Owner, token: str, url: str, queries: list[str]) -> PhaseResult:
     settle()
     print(f"phase {phase}: searching ...", flush=True)
-    mcp = asyncio.run(mcp_searches(url, token, queries))
+    tools = asyncio.run(mcp_tool_calls(url, token, queries))
     rest = rest_searches(urllib.parse.urlsplit(url).port, token, queries)
     model = serving_model_name()
     embedder = get_embedder(model)
@@ -495,7 +509,9 @@ def measure_searches(phase: str, owner: Owner, token: str, url: str, queries: li
         owner_memories=Memory.objects.filter(owner=owner).count(),
         total_memories=Memory.objects.count(),
         owner_chunks=chunk_count(owner),
-        mcp=mcp,
+        mcp=tools["memory_search"],
+        session_start=tools["session_start"],
+        count=tools["memory_count"],
         rest=rest,
         in_process=in_process,
         recall=float(np.mean(overlaps)),
@@ -547,6 +563,9 @@ def report(results: list[PhaseResult], queries: int) -> None:
             f"{r.phase:26} {p50_p95(r.in_process):>15} {p50_p95(r.embedding):>16} {p50_p95(r.keyword):>15}"
             f" {p50_p95(r.vector):>15} {p50_p95(r.vector_exact):>15}"
         )
+    print(f"\n{'over MCP p50 / p95':26} {'session_start':>15} {'memory_count':>15}  (with the query)")
+    for r in results:
+        print(f"{r.phase:26} {p50_p95(r.session_start.latencies):>15} {p50_p95(r.count.latencies):>15}")
     for r in results:
         cpu = f"memory_search {r.mcp.client_cpu_ms:.1f} ms" + (
             f", memory_write {r.writes.client_cpu_ms:.1f} ms" if r.writes else ""

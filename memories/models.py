@@ -23,6 +23,8 @@ MAX_TAG_CHARS = 64
 MAX_WRITTEN_BY_CHARS = 100
 TAG_PATTERN = r"^[a-z0-9][a-z0-9._:/-]*$"
 COMPRESSION_MIN_CHARS = 400
+# Earlier versions kept per memory (memory_history); the oldest go first beyond this.
+MAX_REVISIONS_PER_MEMORY = 100
 
 
 class IndexingStatus(models.TextChoices):
@@ -73,6 +75,15 @@ class VectorSignature(Func):
     output_field = BitStringField()
 
 
+class ContentDigest(Func):
+    """md5 of a text with its case folded and its white space runs made single spaces
+    (`gnosem_content_digest`, migration 0012): two writes of the same text, however spaced or
+    capitalised, have the same digest. Writes look their text up through the same function."""
+
+    function = "gnosem_content_digest"
+    output_field = models.CharField(max_length=32)
+
+
 class TsvectorTokenCount(Func):
     """Number of token occurrences in a tsvector: the document length in BM25."""
 
@@ -92,6 +103,15 @@ class Memory(models.Model):
     written_by = models.CharField(max_length=MAX_WRITTEN_BY_CHARS, blank=True, default="")
     created_at = models.DateTimeField(db_index=True)
     updated_at = models.DateTimeField()
+    # The other clients that wrote this same text again (memory_write returned this memory to them).
+    also_written_by = ArrayField(models.CharField(max_length=MAX_WRITTEN_BY_CHARS), default=list, blank=True)
+    # Standing context: session_start lists pinned memories first.
+    pinned = models.BooleanField(default=False)
+    # A correction's successor: a superseded memory leaves search, counts and session_start by
+    # default. The successor's deletion hands it on to the successor's own successor (or none).
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
 
     indexing_status = models.CharField(max_length=16, choices=IndexingStatus.choices, default=IndexingStatus.PENDING)
     indexing_error = models.TextField(blank=True, default="")
@@ -122,6 +142,12 @@ class Memory(models.Model):
         output_field=models.IntegerField(),
         db_persist=True,
     )
+    content_digest = models.GeneratedField(
+        expression=ContentDigest("content"), output_field=models.CharField(max_length=32), db_persist=True
+    )
+
+    # Not stored: set by memory_write on the memory it returns when the text was already there.
+    written_again = False
 
     class Meta:
         indexes = [
@@ -139,6 +165,10 @@ class Memory(models.Model):
             # btree_gin: the owner and the words in one index, so keyword search reads only the owner's rows.
             GinIndex(fields=["owner", "search_vector"], name="memory_owner_search_vector"),
             GinIndex(fields=["tags"], name="memory_tags"),
+            # memory_write finds the same text already written.
+            models.Index(fields=["owner", "content_digest"], name="memory_owner_content_digest"),
+            # session_start reads the owner's pinned memories.
+            models.Index(fields=["owner"], condition=Q(pinned=True), name="memory_owner_pinned"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["owner", "public_id"], name="memory_public_id_unique_per_owner"),
@@ -155,10 +185,30 @@ class Memory(models.Model):
             models.CheckConstraint(
                 condition=LessThanOrEqual(Func(F("tags"), function="cardinality"), MAX_TAGS), name="memory_tags_count"
             ),
+            models.CheckConstraint(condition=~Q(superseded_by=F("id")), name="memory_not_superseded_by_itself"),
         ]
 
     def __str__(self) -> str:
         return f"{self.public_id} ({self.owner_id})"
+
+
+class MemoryRevision(models.Model):
+    """A memory as it was before an update changed its text, tags or client (memory_history): what
+    an assistant overwrites is never lost. The newest MAX_REVISIONS_PER_MEMORY are kept."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="revisions")
+    content = models.TextField()
+    tags = ArrayField(models.CharField(max_length=MAX_TAG_CHARS), default=list, blank=True)
+    written_by = models.CharField(max_length=MAX_WRITTEN_BY_CHARS, blank=True, default="")
+    # When this version took effect (the memory's creation or the update before) and when it was replaced.
+    valid_from = models.DateTimeField()
+    replaced_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["memory", "-replaced_at", "-id"], name="revision_memory_newest")]
+
+    def __str__(self) -> str:
+        return f"revision of memory {self.memory_id} replaced at {self.replaced_at}"
 
 
 class Chunk(models.Model):

@@ -4,12 +4,15 @@ publishes these schemas as its tools' `outputSchema`; the OpenAPI document turns
 components (memories.api.serializers). Plain JSON Schema without `$ref`, which every MCP client
 reads."""
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
-from memories.models import IndexingStatus, Memory
+from memories.budget import fit_to_budget, reading_tokens
+from memories.models import IndexingStatus, Memory, MemoryRevision
 from memories.search.pipeline import SearchHit
 from memories.selectors import MemoryPage
+
+Item = TypeVar("Item")
 
 
 def _object(properties: dict[str, Any], required: Iterable[str]) -> dict[str, Any]:
@@ -37,9 +40,33 @@ MEMORY_PROPERTIES: dict[str, Any] = {
         ),
     },
     "tokens": {"type": "integer", "description": "Estimated tokens to read `content`."},
+    "pinned": {"type": "boolean", "description": "Standing context: session_start lists pinned memories first."},
+    "superseded_by": {
+        "type": ["string", "null"],
+        "format": "uuid",
+        "description": (
+            "The memory that corrects this one, or null. A superseded memory is left out of search, counts "
+            "and session_start unless include_superseded."
+        ),
+    },
+    "also_written_by": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Other clients that wrote this same text again (stored once).",
+    },
 }
 _MEMORY_REQUIRED = [name for name in MEMORY_PROPERTIES if name != "content_raw"]
 MEMORY_SCHEMA = _object(MEMORY_PROPERTIES, _MEMORY_REQUIRED)
+DUPLICATE_PROPERTY: dict[str, Any] = {
+    "type": "boolean",
+    "description": (
+        "True when the same text (case and spacing aside) was already stored: this is that memory, which now "
+        "also carries the tags given and lists the writer in also_written_by; nothing new was stored."
+    ),
+}
+WRITTEN_MEMORY_SCHEMA = _object(
+    {**MEMORY_PROPERTIES, "duplicate": DUPLICATE_PROPERTY}, [*_MEMORY_REQUIRED, "duplicate"]
+)
 SEARCH_HIT_SCHEMA = _object(
     {
         **MEMORY_PROPERTIES,
@@ -56,7 +83,20 @@ SEARCH_HIT_SCHEMA = _object(
     },
     [*_MEMORY_REQUIRED, "score"],
 )
-SEARCH_RESULTS_SCHEMA = _object({"results": {"type": "array", "items": SEARCH_HIT_SCHEMA}}, ["results"])
+# Present when a read is given max_tokens.
+CUT_FOR_BUDGET_PROPERTIES: dict[str, Any] = {
+    "cut_for_budget": {
+        "type": "array",
+        "items": {"type": "string", "format": "uuid"},
+        "description": (
+            "Only with max_tokens: the ids of the memories left out because they did not fit the budget "
+            "(read them with memory_get, or ask again with a larger max_tokens)."
+        ),
+    },
+}
+SEARCH_RESULTS_SCHEMA = _object(
+    {"results": {"type": "array", "items": SEARCH_HIT_SCHEMA}, **CUT_FOR_BUDGET_PROPERTIES}, ["results"]
+)
 MEMORY_PAGE_SCHEMA = _object(
     {
         "memories": {"type": "array", "items": MEMORY_SCHEMA},
@@ -64,6 +104,7 @@ MEMORY_PAGE_SCHEMA = _object(
             "type": ["string", "null"],
             "description": "Pass as `cursor` for the next page; null at the end.",
         },
+        **CUT_FOR_BUDGET_PROPERTIES,
     },
     ["memories", "next_cursor"],
 )
@@ -77,6 +118,7 @@ def memory_to_dict(memory: Memory, *, raw: bool = False) -> dict[str, Any]:
     is the text as written. `tokens` estimates the cost of reading `content`.
     """
     optimized = memory.content_optimized is not None and not raw
+    successor = memory.superseded_by.public_id if memory.superseded_by_id else None
     data: dict[str, Any] = {
         "id": str(memory.public_id),
         "content": memory.content_optimized if optimized else memory.content,
@@ -90,9 +132,17 @@ def memory_to_dict(memory: Memory, *, raw: bool = False) -> dict[str, Any]:
         created_at=memory.created_at.isoformat(),
         updated_at=memory.updated_at.isoformat(),
         indexing_status=memory.indexing_status,
-        tokens=memory.tokens_optimized if optimized else memory.tokens_raw,
+        tokens=reading_tokens(memory, raw=raw),
+        pinned=memory.pinned,
+        superseded_by=str(successor) if successor else None,
+        also_written_by=list(memory.also_written_by),
     )
     return data
+
+
+def written_memory_to_dict(memory: Memory) -> dict[str, Any]:
+    """What a write answers (WRITTEN_MEMORY_SCHEMA): the memory stored, or the one that already held its text."""
+    return {**memory_to_dict(memory), "duplicate": memory.written_again}
 
 
 def search_hit_to_dict(hit: SearchHit, *, raw: bool = False, explain: bool = False) -> dict[str, Any]:
@@ -104,11 +154,114 @@ def search_hit_to_dict(hit: SearchHit, *, raw: bool = False, explain: bool = Fal
     return data
 
 
-def search_results_to_dict(hits: list[SearchHit], *, raw: bool = False, explain: bool = False) -> dict[str, Any]:
-    """A search's answer (SEARCH_RESULTS_SCHEMA)."""
-    return {"results": [search_hit_to_dict(hit, raw=raw, explain=explain) for hit in hits]}
+def search_results_to_dict(
+    hits: list[SearchHit], *, raw: bool = False, explain: bool = False, max_tokens: int | None = None
+) -> dict[str, Any]:
+    """A search's answer (SEARCH_RESULTS_SCHEMA); with `max_tokens`, the best results that fit it."""
+    hits, cut = _budgeted(hits, lambda hit: hit.memory, raw, max_tokens)
+    return {"results": [search_hit_to_dict(hit, raw=raw, explain=explain) for hit in hits], **cut}
 
 
-def memory_page_to_dict(page: MemoryPage, *, raw: bool = False) -> dict[str, Any]:
-    """A page of a list (MEMORY_PAGE_SCHEMA)."""
-    return {"memories": [memory_to_dict(memory, raw=raw) for memory in page.memories], "next_cursor": page.next_cursor}
+def memory_page_to_dict(page: MemoryPage, *, raw: bool = False, max_tokens: int | None = None) -> dict[str, Any]:
+    """A page of a list (MEMORY_PAGE_SCHEMA); with `max_tokens`, the page's memories that fit it
+    (the next page starts after the last one read, cut or not)."""
+    memories, cut = _budgeted(page.memories, lambda memory: memory, raw, max_tokens)
+    return {
+        "memories": [memory_to_dict(memory, raw=raw) for memory in memories],
+        "next_cursor": page.next_cursor,
+        **cut,
+    }
+
+
+def _budgeted(
+    items: list[Item], memory_of: Callable[[Item], Memory], raw: bool, max_tokens: int | None
+) -> tuple[list[Item], dict[str, Any]]:
+    """The items that fit `max_tokens` and the `cut_for_budget` property (none without a budget)."""
+    if max_tokens is None:
+        return items, {}
+    kept, cut = fit_to_budget(items, lambda item: reading_tokens(memory_of(item), raw=raw), max_tokens)
+    return kept, {"cut_for_budget": [str(memory_of(item).public_id) for item in cut]}
+
+
+REVISION_SCHEMA = _object(
+    {
+        "content": {"type": "string", "description": "The text as it was."},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "written_by": {"type": "string"},
+        "valid_from": {"type": "string", "format": "date-time", "description": "When this version took effect."},
+        "replaced_at": {"type": "string", "format": "date-time", "description": "When an update replaced it."},
+    },
+    ["content", "tags", "written_by", "valid_from", "replaced_at"],
+)
+HISTORY_SCHEMA = _object(
+    {
+        "memory": MEMORY_SCHEMA,
+        "revisions": {
+            "type": "array",
+            "items": REVISION_SCHEMA,
+            "description": "Earlier versions, newest first (the latest 100 are kept).",
+        },
+    },
+    ["memory", "revisions"],
+)
+COUNT_SCHEMA = _object(
+    {
+        "count": {"type": "integer", "description": "How many memories match: exact, not estimated."},
+        "groups": {
+            "type": "array",
+            "items": _object({"key": {"type": "string"}, "count": {"type": "integer"}}, ["key", "count"]),
+            "description": (
+                "Only with group_by, most first. A memory with several tags counts once per tag; untagged "
+                'memories form the key "". Months are YYYY-MM (UTC).'
+            ),
+        },
+        "by_meaning": {
+            "type": "boolean",
+            "description": "False when a query could be matched by its words only (the embedding model failed).",
+        },
+    },
+    ["count", "by_meaning"],
+)
+SESSION_SCHEMA = _object(
+    {
+        "text": {
+            "type": "string",
+            "description": "The context to read: pinned memories, what is new since this client's last memory, and "
+            "with a query the most relevant ones, as numbered lines.",
+        },
+        "ids": {
+            "type": "array",
+            "items": {"type": "string", "format": "uuid"},
+            "description": "The memory behind each numbered line, in order (line 1 is ids[0]).",
+        },
+        "pinned": {"type": "integer"},
+        "recent": {"type": "integer"},
+        "relevant": {"type": "integer"},
+        "left_out": {"type": "integer", "description": "Memories left out for the token budget."},
+        "since": {
+            "type": ["string", "null"],
+            "format": "date-time",
+            "description": "When this client last wrote a memory (null: never; then the newest are listed).",
+        },
+        "memories_total": {"type": "integer", "description": "The user's current (not superseded) memories."},
+        "tokens": {"type": "integer", "description": "Estimated tokens of `text` (at most max_tokens)."},
+    },
+    ["text", "ids", "pinned", "recent", "relevant", "left_out", "since", "memories_total", "tokens"],
+)
+
+
+def history_to_dict(memory: Memory, revisions: list[MemoryRevision]) -> dict[str, Any]:
+    """A memory and its earlier versions (HISTORY_SCHEMA)."""
+    return {
+        "memory": memory_to_dict(memory, raw=True),
+        "revisions": [
+            {
+                "content": revision.content,
+                "tags": list(revision.tags),
+                "written_by": revision.written_by,
+                "valid_from": revision.valid_from.isoformat(),
+                "replaced_at": revision.replaced_at.isoformat(),
+            }
+            for revision in revisions
+        ],
+    }

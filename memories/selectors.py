@@ -7,26 +7,28 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from django.db.models import Case, Count, F, Q, QuerySet, Sum, When
+from django.db.models import Case, Count, F, Prefetch, Q, QuerySet, Sum, When
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from gnosem.errors import NotFound, ValidationError
 from gnosem.types import Owner
-from memories.models import IndexingStatus, Memory
+from memories.models import IndexingStatus, Memory, MemoryRevision
 
 
 @dataclass(frozen=True)
 class MemoryFilters:
-    """Restrictions applied before any ranking. Tags: a memory must carry all of them."""
+    """Restrictions applied before any ranking. Tags: a memory must carry all of them. Superseded
+    memories are left out unless `include_superseded`."""
 
     tags: tuple[str, ...] = ()
     written_by: str | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
+    include_superseded: bool = False
 
     def as_q(self, prefix: str = "") -> Q:
-        q = Q()
+        q = Q() if self.include_superseded else Q(**{f"{prefix}superseded_by__isnull": True})
         if self.tags:
             q &= Q(**{f"{prefix}tags__contains": list(self.tags)})
         if self.written_by:
@@ -40,8 +42,10 @@ class MemoryFilters:
 
 def memories_of(owner: Owner) -> QuerySet[Memory]:
     """The one entry point for memory queries: everything else narrows this. The full-text vector
-    is left in the database: only search reads it, there."""
-    return Memory.objects.filter(owner=owner).defer("search_vector")
+    is left in the database: only search reads it, there. The ids of superseded memories'
+    successors come in one more query, when there are any."""
+    successors = Prefetch("superseded_by", queryset=Memory.objects.only("id", "public_id"))
+    return Memory.objects.filter(owner=owner).defer("search_vector").prefetch_related(successors)
 
 
 def memory_get(*, owner: Owner, public_id: uuid.UUID) -> Memory:
@@ -173,3 +177,19 @@ def memory_clients(owner: Owner) -> list[str]:
     return list(
         memories_of(owner).exclude(written_by="").order_by("written_by").values_list("written_by", flat=True).distinct()
     )
+
+
+def memory_history(*, owner: Owner, public_id: uuid.UUID) -> tuple[Memory, list[MemoryRevision]]:
+    """The owner's memory and its earlier versions, newest first."""
+    memory = memory_get(owner=owner, public_id=public_id)
+    return memory, memory_revisions(memory)
+
+
+def memory_revisions(memory: Memory) -> list[MemoryRevision]:
+    """The memory's earlier versions, newest first."""
+    return list(memory.revisions.order_by("-replaced_at", "-id"))
+
+
+def memories_superseded_by(memory: Memory) -> list[Memory]:
+    """The memories this one corrected, newest first."""
+    return list(memories_of(memory.owner).filter(superseded_by=memory).order_by("-created_at", "-id"))

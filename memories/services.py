@@ -17,13 +17,29 @@ from gnosem.types import Owner
 from memories import vectors
 from memories.chunking import Span
 from memories.compression import awaiting_compression, reset_compression
-from memories.models import Chunk, IndexingStatus, Memory, OwnerTermStatistic
+from memories.models import (
+    MAX_REVISIONS_PER_MEMORY,
+    MAX_TAGS,
+    Chunk,
+    ContentDigest,
+    IndexingStatus,
+    Memory,
+    MemoryRevision,
+    OwnerTermStatistic,
+)
 from memories.queue import enqueue_compression, enqueue_indexing, indexing_batch_size
 from memories.quotas import quota_check, token_estimate
 from memories.remote_embedding import WAITING_FOR_ENDPOINT, EmbeddingUnavailable
-from memories.selectors import memory_get
+from memories.selectors import memories_of, memory_get
 from memories.sequences import context_readers, context_readers_of_inserted, embedding_pieces, sequence_neighbours
-from memories.validation import clean_content, clean_tags, clean_written_by
+from memories.validation import (
+    MAX_SUPERSEDES,
+    clean_content,
+    clean_flag,
+    clean_memory_ids,
+    clean_tags,
+    clean_written_by,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -39,22 +55,38 @@ def memory_write(
     tags: object = None,
     written_by: object = None,
     created_at: datetime | None = None,
+    supersedes: object = None,
 ) -> Memory:
-    """Validate and store a memory; it is embedded in the background once the transaction commits."""
+    """Validate and store a memory; it is embedded in the background once the transaction commits.
+
+    The same text (case and spacing aside) written again returns the current memory that holds it,
+    marked `written_again`, instead of a second copy: its tags gain the new ones (as far as the tag
+    limit allows) and its `also_written_by` the new client. `supersedes` (ids of the owner's
+    memories) marks those as corrected by this one; an unknown id or a cycle writes nothing."""
     content = clean_content(content)
+    tags = clean_tags(tags)
+    written_by = clean_written_by(written_by)
+    superseded = _memories_to_supersede(owner, supersedes)
+    existing = _current_with_same_text(owner, content)
+    if existing is not None:
+        _record_written_again(existing, tags, written_by)
+        _supersede(existing, superseded)
+        existing.written_again = True
+        return existing
     quota_check(owner=owner, memories=1, characters=len(content), tokens=token_estimate(content))
     now = timezone.now()
     memory = Memory(
         owner=owner,
         content=content,
-        tags=clean_tags(tags),
-        written_by=clean_written_by(written_by),
+        tags=tags,
+        written_by=written_by,
         created_at=created_at or now,
         updated_at=now,
         indexing_queued_at=now,
     )
     reset_compression(memory, now)
     memory.save(force_insert=True)
+    _supersede(memory, superseded)
     enqueue_indexing([memory.pk])
     enqueue_compression(awaiting_compression([memory]))
     # Dated before a memory already written (an earlier `created_at`), it is that one's context now.
@@ -62,17 +94,129 @@ def memory_write(
     return memory
 
 
+# Writes of the same text by one owner take turns (a transaction-scoped advisory lock on the
+# owner and the text's digest), so two at once cannot both store it.
+_LOCK_TEXT_SQL = (
+    "SELECT pg_advisory_xact_lock(hashtextextended('gnosem-text:' || %s || ':' || gnosem_content_digest(%s), 0))"
+)
+
+
+def _current_with_same_text(owner: Owner, content: str) -> Memory | None:
+    """The owner's oldest current (not superseded) memory with this text, case and spacing aside;
+    locks it, and holds the text's turn until the transaction ends."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LOCK_TEXT_SQL, [str(owner.pk), content])
+    return (
+        Memory.objects.select_for_update()
+        .filter(owner=owner, superseded_by__isnull=True, content_digest=ContentDigest(Value(content)))
+        .order_by("created_at", "id")
+        .first()
+    )
+
+
+def _record_written_again(memory: Memory, tags: list[str], written_by: str) -> None:
+    """Keep who wrote the memory's text again, and the tags they gave it (up to the tag limit)."""
+    new_tags = [tag for tag in tags if tag not in memory.tags][: MAX_TAGS - len(memory.tags)]
+    writers = {memory.written_by, *memory.also_written_by}
+    if not new_tags and (not written_by or written_by in writers):
+        return
+    memory.tags = [*memory.tags, *new_tags]
+    if written_by and written_by not in writers:
+        memory.also_written_by = [*memory.also_written_by, written_by]
+    memory.save(update_fields=["tags", "also_written_by"])
+
+
+def _memories_to_supersede(owner: Owner, supersedes: object) -> list[Memory]:
+    """The owner's memories `supersedes` names, locked; an id the owner has no memory with is refused."""
+    public_ids = clean_memory_ids("supersedes", supersedes, maximum=MAX_SUPERSEDES)
+    if not public_ids:
+        return []
+    found = {
+        memory.public_id: memory for memory in memories_of(owner).select_for_update().filter(public_id__in=public_ids)
+    }
+    missing = [str(public_id) for public_id in public_ids if public_id not in found]
+    if missing:
+        raise ValidationError(
+            "supersedes",
+            f"no memory with id {missing[0]}; nothing was written. memory_search or memory_list show the ids.",
+        )
+    return [found[public_id] for public_id in public_ids]
+
+
+def _supersede(successor: Memory, memories: list[Memory]) -> None:
+    """Mark `memories` as corrected by `successor`. Refused, before anything changes, when one of
+    them is the successor itself or comes after it in its chain of corrections (a cycle)."""
+    if not memories:
+        return
+    chain = _successors_of(successor)
+    for memory in memories:
+        if memory.pk == successor.pk:
+            raise ValidationError("supersedes", f"memory {memory.public_id} cannot supersede itself.")
+        if memory.pk in chain:
+            raise ValidationError(
+                "supersedes",
+                f"memory {memory.public_id} already supersedes {successor.public_id} (directly or through "
+                "others); superseding it back would make a cycle. Nothing was changed.",
+            )
+    Memory.objects.filter(pk__in=[memory.pk for memory in memories]).update(superseded_by=successor)
+
+
+_SUCCESSORS_SQL = """
+    WITH RECURSIVE chain AS (
+        SELECT superseded_by_id AS id FROM memories_memory WHERE id = %s AND superseded_by_id IS NOT NULL
+        UNION
+        SELECT m.superseded_by_id FROM memories_memory m JOIN chain ON m.id = chain.id
+        WHERE m.superseded_by_id IS NOT NULL
+    )
+    SELECT id FROM chain
+"""
+
+
+def _successors_of(memory: Memory) -> set[int]:
+    """The ids of the memories that supersede this one, directly or through others."""
+    with connection.cursor() as cursor:
+        cursor.execute(_SUCCESSORS_SQL, [memory.pk])
+        return {row[0] for row in cursor.fetchall()}
+
+
+@transaction.atomic
+def memory_reinstate(*, owner: Owner, public_id: uuid.UUID) -> Memory:
+    """Make a superseded memory current again (it returns to search, counts and session_start)."""
+    memory = memory_get(owner=owner, public_id=public_id)
+    Memory.objects.filter(pk=memory.pk).update(superseded_by=None)
+    memory.superseded_by = None
+    return memory
+
+
+# What memory_update changes, as its keyword arguments.
+UPDATABLE_FIELDS = ("content", "tags", "written_by", "pinned", "supersedes")
+
+
 @transaction.atomic
 def memory_update(
-    *, owner: Owner, public_id: uuid.UUID, content: object = None, tags: object = None, written_by: object = None
+    *,
+    owner: Owner,
+    public_id: uuid.UUID,
+    content: object = None,
+    tags: object = None,
+    written_by: object = None,
+    pinned: object = None,
+    supersedes: object = None,
 ) -> Memory:
-    """Change a memory's content, tags or client. New content is re-embedded; the old vectors
-    keep serving searches until the new ones are stored. A new text or client also changes what
-    the next memory of its sequence reads in context: that one's in-context reading is dropped at
-    once and it is re-embedded too (so is this one, when a new client gives it another predecessor)."""
-    if content is None and tags is None and written_by is None:
-        raise ValidationError("content", "nothing to change: give at least one of content, tags or written_by.")
+    """Change a memory's content, tags, client or pin, or mark others as superseded by it. The
+    version a change of text, tags or client replaces is kept (memory_history).
+
+    New content is re-embedded; the old vectors keep serving searches until the new ones are
+    stored. A new text or client also changes what the next memory of its sequence reads in
+    context: that one's in-context reading is dropped at once and it is re-embedded too (so is this
+    one, when a new client gives it another predecessor)."""
+    if all(value is None for value in (content, tags, written_by, pinned, supersedes)):
+        raise ValidationError(
+            "content", "nothing to change: give at least one of content, tags, written_by, pinned or supersedes."
+        )
+    pinned = clean_flag("pinned", pinned)
     memory = memory_get(owner=owner, public_id=public_id)
+    superseded = _memories_to_supersede(owner, supersedes)
     written_by = None if written_by is None else clean_written_by(written_by)
     moves = written_by is not None and written_by != memory.written_by
     readers: list[int] = []
@@ -83,6 +227,8 @@ def memory_update(
         readers = context_readers([memory.pk]) + (context_readers([memory.pk], written_by=written_by) if moves else [])
         _lock_in_order([memory.pk, *readers])
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    _supersede(memory, superseded)
+    before = (memory.content, list(memory.tags), memory.written_by)
     previous_before = sequence_neighbours(owner.pk, [memory.pk])[memory.pk][0] if moves else None
     rereading = moves
     now = timezone.now()
@@ -110,6 +256,10 @@ def memory_update(
         memory.tags = clean_tags(tags)
     if written_by is not None:
         memory.written_by = written_by
+    if pinned is not None:
+        memory.pinned = pinned
+    if (memory.content, memory.tags, memory.written_by) != before:
+        _keep_revision(memory, *before, replaced_at=now)
     memory.updated_at = now
     memory.save()
     if moves and sequence_neighbours(owner.pk, [memory.pk])[memory.pk][0] != previous_before:
@@ -120,13 +270,30 @@ def memory_update(
     return memory
 
 
+def _keep_revision(memory: Memory, content: str, tags: list[str], written_by: str, *, replaced_at: datetime) -> None:
+    """Keep the memory's version being replaced; beyond MAX_REVISIONS_PER_MEMORY the oldest goes."""
+    MemoryRevision.objects.create(
+        memory=memory,
+        content=content,
+        tags=tags,
+        written_by=written_by,
+        valid_from=memory.updated_at,
+        replaced_at=replaced_at,
+    )
+    kept = memory.revisions.order_by("-replaced_at", "-id").values("id")[:MAX_REVISIONS_PER_MEMORY]
+    memory.revisions.exclude(id__in=kept).delete()
+
+
 @transaction.atomic
 def memory_delete(*, owner: Owner, public_id: uuid.UUID) -> None:
-    """Delete a memory with its vectors. What was read in its context goes with it: the memory
-    written after it loses its in-context reading at once and is embedded again without it."""
+    """Delete a memory with its vectors and earlier versions. What was read in its context goes
+    with it: the memory written after it loses its in-context reading at once and is embedded again
+    without it. The memories it superseded pass to its own successor (current again without one)."""
     memory = memory_get(owner=owner, public_id=public_id)
     readers = context_readers([memory.pk])
     _lock_in_order([memory.pk, *readers])
+    # What it corrected is corrected by its own successor now, or current again.
+    Memory.objects.filter(superseded_by=memory).update(superseded_by=memory.superseded_by_id)
     Memory.objects.filter(pk=memory.pk).delete()
     _reread_in_context(readers, forget=True)
 

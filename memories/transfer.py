@@ -2,9 +2,14 @@
 
 The document (`FORMAT`, version `VERSION`):
 
-    {"format": "gnosem-export", "version": 1, "exported_at": "...",
+    {"format": "gnosem-export", "version": 2, "exported_at": "...",
      "memories": [{"id", "content", "content_optimized", "compression_status", "tags",
-                   "written_by", "created_at", "updated_at"}, ...]}
+                   "written_by", "created_at", "updated_at", "pinned", "superseded_by",
+                   "also_written_by", "revisions": [{"content", "tags", "written_by",
+                   "valid_from", "replaced_at"}, ...]}, ...]}
+
+Version 1 files (without the last four fields) still import. `superseded_by` names another entry
+of the same file (by its `id`); the link is restored to whatever id that entry gets.
 
 Import validates the whole document before writing anything, then writes everything in one
 transaction (all or nothing). It keeps timestamps and, where the owner has no memory with it yet,
@@ -26,6 +31,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Prefetch
 from django.db.models.functions import MD5
 from django.http import StreamingHttpResponse
 from django.utils import timezone
@@ -33,7 +39,15 @@ from django.utils import timezone
 from gnosem.errors import ValidationError
 from gnosem.types import Owner
 from memories.compression import awaiting_compression, guard, reset_compression
-from memories.models import MAX_CONTENT_CHARS, CompressionStatus, IndexingStatus, Memory
+from memories.models import (
+    MAX_CONTENT_CHARS,
+    MAX_REVISIONS_PER_MEMORY,
+    MAX_TAGS,
+    CompressionStatus,
+    IndexingStatus,
+    Memory,
+    MemoryRevision,
+)
 from memories.queue import enqueue_compression, enqueue_indexing
 from memories.quotas import quota_check, token_estimate
 from memories.selectors import memories_of
@@ -41,7 +55,8 @@ from memories.services import memories_reread_after_import
 from memories.validation import clean_content, clean_datetime, clean_tags, clean_written_by
 
 FORMAT = "gnosem-export"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 MEMORY_FIELDS = (
     "id",
     "content",
@@ -51,7 +66,12 @@ MEMORY_FIELDS = (
     "written_by",
     "created_at",
     "updated_at",
+    "pinned",
+    "superseded_by",
+    "also_written_by",
+    "revisions",
 )
+REVISION_FIELDS = ("content", "tags", "written_by", "valid_from", "replaced_at")
 # Problems listed in one refusal; the rest are counted.
 MAX_REPORTED_PROBLEMS = 10
 INSERT_BATCH = 500
@@ -92,6 +112,19 @@ def memory_to_export(memory: Memory) -> dict[str, Any]:
         "written_by": memory.written_by,
         "created_at": memory.created_at.isoformat(),
         "updated_at": memory.updated_at.isoformat(),
+        "pinned": memory.pinned,
+        "superseded_by": str(memory.superseded_by.public_id) if memory.superseded_by_id else None,
+        "also_written_by": list(memory.also_written_by),
+        "revisions": [
+            {
+                "content": revision.content,
+                "tags": list(revision.tags),
+                "written_by": revision.written_by,
+                "valid_from": revision.valid_from.isoformat(),
+                "replaced_at": revision.replaced_at.isoformat(),
+            }
+            for revision in memory.revisions.all()
+        ],
     }
 
 
@@ -106,7 +139,8 @@ def export_chunks(owner: Owner, *, progress: Callable[[int], None] | None = None
     `progress(n)` is called after each memory written out."""
     header = json.dumps({"format": FORMAT, "version": VERSION, "exported_at": timezone.now().isoformat()})
     yield header[:-1] + ', "memories": ['
-    queryset = memories_of(owner).order_by("created_at", "id")
+    revisions = Prefetch("revisions", queryset=MemoryRevision.objects.order_by("-replaced_at", "-id"))
+    queryset = memories_of(owner).prefetch_related(revisions).order_by("created_at", "id")
     for index, memory in enumerate(queryset.iterator(chunk_size=1000)):
         yield ("\n" if index == 0 else ",\n") + json.dumps(memory_to_export(memory), ensure_ascii=False)
         if progress:
@@ -181,16 +215,20 @@ class _Entry:
     created_at: datetime
     updated_at: datetime
     compressed_dropped: bool = False
+    pinned: bool = False
+    superseded_by: uuid.UUID | None = None
+    also_written_by: tuple[str, ...] = ()
+    revisions: tuple[MemoryRevision, ...] = ()
 
     @property
     def key(self) -> tuple[str, datetime]:
         return hashlib.md5(self.content.encode()).hexdigest(), self.created_at
 
 
-def _check_storable_text(item: dict[str, Any]) -> None:
+def _check_storable_text(item: dict[str, Any], fields: tuple[str, ...] = MEMORY_FIELDS) -> None:
     """PostgreSQL stores no NUL character and no lone surrogate (JSON can spell both, as a
     backslash-u 0000 or d800 escape): name the field that holds one instead of failing at the insert."""
-    for field in MEMORY_FIELDS:
+    for field in fields:
         value = item.get(field)
         for text in value if isinstance(value, list) else [value]:
             if not isinstance(text, str):
@@ -205,6 +243,49 @@ def _check_storable_text(item: dict[str, Any]) -> None:
                 ) from None
 
 
+def _clean_id(field: str, value: object) -> uuid.UUID | None:
+    if value is None:
+        return None
+    # Only a string: anything else would be shown back whole (a list nested hundreds deep, say).
+    if not isinstance(value, str):
+        raise ValidationError(field, "must be a memory id string (a UUID) or null.")
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise ValidationError(field, f"{value[:100]!r} is not a memory id (a UUID).") from None
+
+
+def _clean_revisions(value: object) -> tuple[MemoryRevision, ...]:
+    """Unsaved earlier versions (their memory is set once it is saved)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_REVISIONS_PER_MEMORY:
+        raise ValidationError("revisions", f"must be a list of at most {MAX_REVISIONS_PER_MEMORY} earlier versions.")
+    revisions = []
+    for item in value:
+        if not isinstance(item, dict) or set(item) != set(REVISION_FIELDS):
+            raise ValidationError("revisions", f"each earlier version has exactly {', '.join(REVISION_FIELDS)}.")
+        _check_storable_text(item, REVISION_FIELDS)
+        revisions.append(
+            MemoryRevision(
+                content=clean_content(item["content"]),
+                tags=clean_tags(item["tags"]),
+                written_by=clean_written_by(item["written_by"]),
+                valid_from=clean_datetime("valid_from", item["valid_from"]),
+                replaced_at=clean_datetime("replaced_at", item["replaced_at"]),
+            )
+        )
+    return tuple(revisions)
+
+
+def _clean_writers(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_TAGS:
+        raise ValidationError("also_written_by", f"must be a list of at most {MAX_TAGS} client names.")
+    return tuple(dict.fromkeys(clean_written_by(name) for name in value if clean_written_by(name)))
+
+
 def _clean_entry(item: object) -> _Entry:
     if not isinstance(item, dict):
         raise ValidationError("memory", "must be an object with at least `content` and `created_at`.")
@@ -214,15 +295,10 @@ def _clean_entry(item: object) -> _Entry:
     if "created_at" not in item:
         raise ValidationError("created_at", "is missing; every exported memory has its creation time.")
     _check_storable_text(item)
-    public_id = item.get("id")
-    if public_id is not None:
-        # Only a string: anything else would be shown back whole (a list nested hundreds deep, say).
-        if not isinstance(public_id, str):
-            raise ValidationError("id", "must be a memory id string (a UUID) or null.")
-        try:
-            public_id = uuid.UUID(public_id)
-        except ValueError:
-            raise ValidationError("id", f"{public_id[:100]!r} is not a memory id (a UUID).") from None
+    public_id = _clean_id("id", item.get("id"))
+    pinned = item.get("pinned", False)
+    if not isinstance(pinned, bool):
+        raise ValidationError("pinned", "must be true or false.")
     optimized = item.get("content_optimized")
     if optimized is not None and (not isinstance(optimized, str) or not optimized.strip()):
         raise ValidationError("content_optimized", "must be null or non-empty text.")
@@ -252,6 +328,10 @@ def _clean_entry(item: object) -> _Entry:
         created_at=created_at,
         updated_at=updated_at,
         compressed_dropped=dropped,
+        pinned=pinned,
+        superseded_by=_clean_id("superseded_by", item.get("superseded_by")),
+        also_written_by=_clean_writers(item.get("also_written_by")),
+        revisions=_clean_revisions(item.get("revisions")),
     )
 
 
@@ -260,10 +340,11 @@ def _clean_document(document: object) -> list[_Entry]:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValidationError("file", f'is not a Gnosem export: expected an object with "format": "{FORMAT}".')
     version = document.get("version")
+    readable = " and ".join(str(number) for number in READABLE_VERSIONS)
     if type(version) is not int:  # not `true` (== 1 in Python), not 1.0
-        raise ValidationError("file", f'"version" must be a whole number; this server reads version {VERSION}.')
-    if version != VERSION:
-        raise ValidationError("file", f"is export format version {version}; this server reads version {VERSION}.")
+        raise ValidationError("file", f'"version" must be a whole number; this server reads versions {readable}.')
+    if version not in READABLE_VERSIONS:
+        raise ValidationError("file", f"is export format version {version}; this server reads versions {readable}.")
     items = document.get("memories")
     if not isinstance(items, list):
         raise ValidationError("file", '"memories" must be a list.')
@@ -280,12 +361,34 @@ def _clean_document(document: object) -> list[_Entry]:
             first = first_with_id.setdefault(entry.public_id, index + 1)
             if first != index + 1:
                 problems.append(f"memory #{index + 1}: id {entry.public_id} appears twice (also #{first})")
+    problems.extend(_succession_problems(entries, first_with_id))
     if problems:
         more = len(problems) - MAX_REPORTED_PROBLEMS
         listed = "; ".join(problem.rstrip(".") for problem in problems[:MAX_REPORTED_PROBLEMS])
         listed += f"; and {more} more" if more > 0 else ""
         raise ValidationError("file", f"nothing was imported: {listed}.")
     return entries
+
+
+def _succession_problems(entries: list[_Entry], position_of: dict[uuid.UUID, int]) -> list[str]:
+    """A `superseded_by` must name another entry of the file, and following them must not loop."""
+    problems = []
+    successor_of = {entry.public_id: entry.superseded_by for entry in entries if entry.public_id}
+    for index, entry in enumerate(entries):
+        if entry.superseded_by is None:
+            continue
+        if entry.superseded_by not in position_of or entry.superseded_by == entry.public_id:
+            problems.append(
+                f"memory #{index + 1}: superseded_by {entry.superseded_by} names no other memory of the file"
+            )
+            continue
+        seen, current = {entry.public_id}, entry.superseded_by
+        while current is not None and current not in seen:
+            seen.add(current)
+            current = successor_of.get(current)
+        if current is not None:
+            problems.append(f"memory #{index + 1}: its superseded_by links form a cycle")
+    return problems
 
 
 def import_memories(*, owner: Owner, document: object, progress: Callable[[int], None] | None = None) -> ImportReport:
@@ -323,6 +426,15 @@ def import_memories(*, owner: Owner, document: object, progress: Callable[[int],
             created_ids.extend(memory.pk for memory in batch)
             if progress:
                 progress(len(batch))
+        _restore_successions(owner, entries, fresh, memories)
+        MemoryRevision.objects.bulk_create(
+            [
+                MemoryRevision(memory=memory, **{field: getattr(revision, field) for field in REVISION_FIELDS})
+                for entry, memory in zip(fresh, memories, strict=True)
+                for revision in entry.revisions
+            ],
+            batch_size=INSERT_BATCH,
+        )
         enqueue_indexing(created_ids)
         memories_reread_after_import(owner=owner, memories=memories)  # embedded ones that read an imported one now
         # Those arriving without a compressed form, when a model is on.
@@ -333,6 +445,34 @@ def import_memories(*, owner: Owner, document: object, progress: Callable[[int],
         new_ids=new_ids,
         compressed_dropped=sum(entry.compressed_dropped for entry in fresh),
     )
+
+
+def _restore_successions(owner: Owner, entries: list[_Entry], fresh: list[_Entry], memories: list[Memory]) -> None:
+    """Point each imported memory (`memories`, saved from `fresh`) the file marks superseded to its
+    successor: the memory imported for that entry or, when the successor was skipped as a
+    duplicate, the owner's memory it duplicates."""
+    imported = {entry.public_id: memory for entry, memory in zip(fresh, memories, strict=True) if entry.public_id}
+    superseded = [(entry, memory) for entry, memory in zip(fresh, memories, strict=True) if entry.superseded_by]
+    if not superseded:
+        return
+    by_file_id = {entry.public_id: entry for entry in entries if entry.public_id}
+    skipped = {by_file_id[entry.superseded_by].key for entry, _ in superseded if entry.superseded_by not in imported}
+    existing = _memories_with_keys(owner, skipped)
+    for entry, memory in superseded:
+        successor = imported.get(entry.superseded_by) or existing.get(by_file_id[entry.superseded_by].key)
+        if successor is not None and successor.pk != memory.pk:  # the same text twice in the file: no link
+            memory.superseded_by = successor
+    Memory.objects.bulk_update([memory for _, memory in superseded], ["superseded_by"], batch_size=INSERT_BATCH)
+
+
+def _memories_with_keys(owner: Owner, keys: set[tuple[str, datetime]]) -> dict[tuple[str, datetime], Memory]:
+    """The owner's memories by (content digest, creation time), for these keys."""
+    found = {}
+    for created_at in {created_at for _, created_at in keys}:
+        for memory in memories_of(owner).filter(created_at=created_at).annotate(digest=MD5("content")):
+            if (memory.digest, created_at) in keys:
+                found[(memory.digest, created_at)] = memory
+    return found
 
 
 def _existing_keys(owner: Owner, entries: list[_Entry]) -> set[tuple[str, datetime]]:
@@ -369,6 +509,8 @@ _UNDECIDED = {CompressionStatus.PENDING, CompressionStatus.DISABLED, Compression
 def _memory_from(owner: Owner, entry: _Entry, public_id: uuid.UUID) -> Memory:
     now = timezone.now()
     memory = Memory(
+        pinned=entry.pinned,
+        also_written_by=list(entry.also_written_by),
         public_id=public_id,
         owner=owner,
         content=entry.content,

@@ -20,6 +20,12 @@ MAX_TOP_K = 50
 DEFAULT_LIST_LIMIT = 20
 MAX_LIST_LIMIT = 100
 MAX_HALF_LIFE_DAYS = 36_500
+# Token budgets of reads (estimated as ceil(characters / 4)).
+MIN_MAX_TOKENS = 100
+MAX_MAX_TOKENS = 100_000
+DEFAULT_SESSION_MAX_TOKENS = 1_500
+# Memories one write or update may mark as superseded.
+MAX_SUPERSEDES = 20
 _TAG_RE = re.compile(TAG_PATTERN)
 
 
@@ -196,13 +202,50 @@ def clean_memory_id(value: object) -> uuid.UUID:
         raise ValidationError("id", f"{value!r} is not a memory id; ids look like 0b5c1f9e-...-... (a UUID).") from None
 
 
+def clean_memory_ids(field: str, value: object, *, maximum: int) -> list[uuid.UUID]:
+    """A list of up to `maximum` memory ids, each given once."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValidationError(field, 'must be a list of memory ids, like ["0b5c1f9e-..."].')
+    if len(value) > maximum:
+        raise ValidationError(field, f"at most {maximum} memory ids; got {len(value)}.")
+    ids = []
+    for item in value:
+        try:
+            ids.append(clean_memory_id(item))
+        except ValidationError as exc:
+            raise ValidationError(field, exc.message) from None
+    return list(dict.fromkeys(ids))
+
+
+def clean_flag(field: str, value: object) -> bool | None:
+    """True, false, or None when not given."""
+    if value is not None and not isinstance(value, bool):
+        raise ValidationError(field, "must be true or false.")
+    return value
+
+
+def clean_max_tokens(value: object, *, default: int | None = None) -> int | None:
+    """A token budget from MIN_MAX_TOKENS to MAX_MAX_TOKENS; `default` when not given."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_MAX_TOKENS <= value <= MAX_MAX_TOKENS:
+        raise ValidationError(
+            "max_tokens", f"must be a whole number of tokens from {MIN_MAX_TOKENS} to {MAX_MAX_TOKENS:,}."
+        )
+    return value
+
+
 def clean_filters(arguments: Mapping[str, object]) -> MemoryFilters:
-    """Filters from `tags`, `written_by`, `created_after` and `created_before` arguments."""
+    """Filters from `tags`, `written_by`, `created_after`, `created_before` and
+    `include_superseded` arguments."""
     return MemoryFilters(
         tags=tuple(clean_tags(arguments.get("tags"))),
         written_by=clean_written_by(arguments.get("written_by")) or None,
         created_after=clean_datetime("created_after", arguments.get("created_after")),
         created_before=clean_datetime("created_before", arguments.get("created_before")),
+        include_superseded=bool(clean_flag("include_superseded", arguments.get("include_superseded"))),
     )
 
 
@@ -226,3 +269,5 @@ TAGS_SCHEMA: dict[str, Any] = {
 }
 WRITTEN_BY_SCHEMA: dict[str, Any] = {"type": "string", "maxLength": MAX_WRITTEN_BY_CHARS}
 MEMORY_ID_SCHEMA: dict[str, Any] = {"type": "string", "format": "uuid"}
+MAX_TOKENS_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": MIN_MAX_TOKENS, "maximum": MAX_MAX_TOKENS}
+SUPERSEDES_SCHEMA: dict[str, Any] = {"type": "array", "items": MEMORY_ID_SCHEMA, "maxItems": MAX_SUPERSEDES}

@@ -2,6 +2,7 @@
 memories.mcp and the REST API in memories.api. Views are thin: services and selectors do the work."""
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -58,13 +59,14 @@ class DashboardQuery:
             date_to=get.get("to", "").strip(),
         )
 
-    def filters(self) -> selectors.MemoryFilters:
+    def filters(self, *, include_superseded: bool = False) -> selectors.MemoryFilters:
         return clean_filters(
             {
                 "tags": self.tag.replace(",", " ").split() or None,
                 "written_by": self.client or None,
                 "created_after": self.date_from or None,
                 "created_before": _day_after(self.date_to) if self.date_to else None,
+                "include_superseded": include_superseded,
             }
         )
 
@@ -108,12 +110,15 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "error": None,
     }
     try:
-        filters = query.filters()
         if query.q:
-            context["hits"] = search_hybrid(owner=owner, query=query.q, top_k=SEARCH_RESULTS, filters=filters)
+            context["hits"] = search_hybrid(owner=owner, query=query.q, top_k=SEARCH_RESULTS, filters=query.filters())
         else:
+            # The list shows every memory, superseded ones marked, so that the owner can review them.
             page = selectors.memory_list(
-                owner=owner, filters=filters, limit=PAGE_SIZE, cursor=request.GET.get("cursor") or None
+                owner=owner,
+                filters=query.filters(include_superseded=True),
+                limit=PAGE_SIZE,
+                cursor=request.GET.get("cursor") or None,
             )
             context["memories"] = page.memories
             context["next_cursor"] = page.next_cursor
@@ -133,7 +138,85 @@ def _owned_memory(request: HttpRequest, public_id: uuid.UUID) -> Memory:
 @login_required
 @require_GET
 def memory_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
-    return render(request, "memories/memory_detail.html", {"memory": _owned_memory(request, public_id)})
+    """The memory with its earlier versions and what it supersedes."""
+    memory = _owned_memory(request, public_id)
+    context = {
+        "memory": memory,
+        "revisions": selectors.memory_revisions(memory),
+        "supersedes": selectors.memories_superseded_by(memory),
+    }
+    return render(request, "memories/memory_detail.html", context)
+
+
+def _text_form(
+    request: HttpRequest, memory: Memory, template: str, save: Callable[[str, list[str]], Memory]
+) -> HttpResponse:
+    """A form of text and tags, prefilled with the memory's: GET shows it; POST calls `save(content,
+    tags)` and shows the memory it returns, or the form again with what was wrong."""
+    form = {"content": memory.content, "tags": " ".join(memory.tags)}
+    if request.method == "POST":
+        form = {"content": request.POST.get("content", ""), "tags": request.POST.get("tags", "")}
+        try:
+            saved = save(form["content"], form["tags"].replace(",", " ").split())
+        except (ValidationError, QuotaExceeded) as error:
+            return render(request, template, {"memory": memory, "form": form, "error": error}, status=400)
+        return redirect("memory_detail", public_id=saved.public_id)
+    return render(request, template, {"memory": memory, "form": form})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_edit(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """Change the text and tags in place; the previous version is kept."""
+    memory = _owned_memory(request, public_id)
+
+    def save(content: str, tags: list[str]) -> Memory:
+        updated = services.memory_update(owner=request.user, public_id=memory.public_id, content=content, tags=tags)
+        messages.success(request, "Saved. The previous version is kept under Earlier versions.")
+        return updated
+
+    return _text_form(request, memory, "memories/memory_edit.html", save)
+
+
+@login_required
+@require_POST
+def memory_pin(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """Pin (or with pinned=false unpin) the memory: session_start lists pinned memories first."""
+    memory = _owned_memory(request, public_id)
+    pinned = request.POST.get("pinned") != "false"
+    services.memory_update(owner=request.user, public_id=memory.public_id, pinned=pinned)
+    messages.success(request, "Pinned: every session starts with it." if pinned else "Unpinned.")
+    return redirect("memory_detail", public_id=memory.public_id)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_supersede(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """Write the corrected text as a new memory that supersedes this one (which stays, pointing to it)."""
+    memory = _owned_memory(request, public_id)
+
+    def save(content: str, tags: list[str]) -> Memory:
+        successor = services.memory_write(
+            owner=request.user,
+            content=content,
+            tags=tags,
+            written_by=memory.written_by,
+            supersedes=[str(memory.public_id)],
+        )
+        messages.success(request, "Saved as a new memory; the old one is marked superseded by it.")
+        return successor
+
+    return _text_form(request, memory, "memories/memory_supersede.html", save)
+
+
+@login_required
+@require_POST
+def memory_reinstate(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """Make a superseded memory current again."""
+    memory = _owned_memory(request, public_id)
+    services.memory_reinstate(owner=request.user, public_id=memory.public_id)
+    messages.success(request, "The memory is current again: search, counts and session start include it.")
+    return redirect("memory_detail", public_id=memory.public_id)
 
 
 @login_required

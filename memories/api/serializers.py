@@ -9,8 +9,18 @@ from typing import Any, ClassVar
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
-from memories.presenters import MEMORY_PAGE_SCHEMA, MEMORY_SCHEMA, SEARCH_HIT_SCHEMA, SEARCH_RESULTS_SCHEMA
-from memories.validation import CONTENT_SCHEMA, TAGS_SCHEMA, WRITTEN_BY_SCHEMA
+from memories.presenters import (
+    COUNT_SCHEMA,
+    HISTORY_SCHEMA,
+    MEMORY_PAGE_SCHEMA,
+    MEMORY_SCHEMA,
+    REVISION_SCHEMA,
+    SEARCH_HIT_SCHEMA,
+    SEARCH_RESULTS_SCHEMA,
+    SESSION_SCHEMA,
+    WRITTEN_MEMORY_SCHEMA,
+)
+from memories.validation import CONTENT_SCHEMA, SUPERSEDES_SCHEMA, TAGS_SCHEMA, WRITTEN_BY_SCHEMA
 
 
 def openapi_schema(schema: Any, reference: Callable[[dict[str, Any]], dict[str, Any] | None]) -> Any:
@@ -74,20 +84,51 @@ class MemoryPageOut(JsonSchemaShape):
     json_schema = MEMORY_PAGE_SCHEMA
 
 
-WRITE_PROPERTIES: dict[str, Any] = {
+class WrittenMemoryOut(JsonSchemaShape):
+    json_schema = WRITTEN_MEMORY_SCHEMA
+
+
+class RevisionOut(JsonSchemaShape):
+    json_schema = REVISION_SCHEMA
+
+
+class HistoryOut(JsonSchemaShape):
+    json_schema = HISTORY_SCHEMA
+
+
+class CountOut(JsonSchemaShape):
+    json_schema = COUNT_SCHEMA
+
+
+class SessionOut(JsonSchemaShape):
+    json_schema = SESSION_SCHEMA
+
+
+_SUPERSEDES = {
+    **SUPERSEDES_SCHEMA,
+    "description": "Ids of memories this one corrects: they leave search, counts and the session context.",
+}
+CREATE_PROPERTIES: dict[str, Any] = {
     "content": CONTENT_SCHEMA,
-    "tags": {**TAGS_SCHEMA, "description": "Stored lower-case; on update they replace all of the memory's tags."},
+    "tags": {**TAGS_SCHEMA, "description": "Stored lower-case."},
     "written_by": {
         **WRITTEN_BY_SCHEMA,
-        "description": "The client's name; when omitted on create, the name of the token in use.",
+        "description": "The client's name; when omitted, the name of the token in use.",
     },
+    "supersedes": _SUPERSEDES,
+}
+UPDATE_PROPERTIES: dict[str, Any] = {
+    **CREATE_PROPERTIES,
+    "tags": {**TAGS_SCHEMA, "description": "Stored lower-case; they replace all of the memory's tags."},
+    "written_by": {**WRITTEN_BY_SCHEMA, "description": "The client's name."},
+    "pinned": {"type": "boolean", "description": "Pinned memories open every session context."},
 }
 
 
 class MemoryCreateIn(JsonSchemaShape):
     json_schema = {
         "type": "object",
-        "properties": WRITE_PROPERTIES,
+        "properties": CREATE_PROPERTIES,
         "required": ["content"],
         "additionalProperties": False,
     }
@@ -95,7 +136,7 @@ class MemoryCreateIn(JsonSchemaShape):
 
 class MemoryUpdateIn(JsonSchemaShape):
     # At least one field: an empty change is refused ("nothing to change").
-    json_schema = {"type": "object", "properties": WRITE_PROPERTIES, "minProperties": 1, "additionalProperties": False}
+    json_schema = {"type": "object", "properties": UPDATE_PROPERTIES, "minProperties": 1, "additionalProperties": False}
 
 
 class ImportReportOut(serializers.Serializer):

@@ -6,7 +6,10 @@ from memories.api import views
 urlpatterns = [
     path("memories", views.MemoryListView.as_view(), name="api-memories"),
     path("memories/search", views.MemorySearchView.as_view(), name="api-search"),
+    path("memories/count", views.MemoryCountView.as_view(), name="api-count"),
     path("memories/<uuid:public_id>", views.MemoryDetailView.as_view(), name="api-memory"),
+    path("memories/<uuid:public_id>/history", views.MemoryHistoryView.as_view(), name="api-memory-history"),
+    path("context", views.SessionContextView.as_view(), name="api-context"),
     path("export", views.ExportView.as_view(), name="api-export"),
     path("import", views.ImportView.as_view(), name="api-import"),
     path("usage", views.UsageView.as_view(), name="api-usage"),

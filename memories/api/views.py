@@ -23,28 +23,41 @@ from memories import quotas, selectors, services, transfer
 from memories.api import serializers as shapes
 from memories.api.errors import error_body
 from memories.api.throttles import ImportRateThrottle, TokenRateThrottle
-from memories.presenters import memory_page_to_dict, memory_to_dict, search_results_to_dict
+from memories.counting import GROUPINGS, memory_count
+from memories.presenters import (
+    history_to_dict,
+    memory_page_to_dict,
+    memory_to_dict,
+    search_results_to_dict,
+    written_memory_to_dict,
+)
+from memories.search.about import ABOUT_MIN_SIMILARITY
 from memories.search.pipeline import search_hybrid
+from memories.session import session_start
 from memories.validation import (
     DEFAULT_LIST_LIMIT,
+    DEFAULT_SESSION_MAX_TOKENS,
     DEFAULT_TOP_K,
     FRACTION_SCHEMA,
     HALF_LIFE_DAYS_SCHEMA,
     LIMIT_SCHEMA,
     MAX_HALF_LIFE_DAYS,
     MAX_LIST_LIMIT,
+    MAX_MAX_TOKENS,
+    MAX_TOKENS_SCHEMA,
     MAX_TOP_K,
+    MIN_MAX_TOKENS,
     QUERY_SCHEMA,
     TOP_K_SCHEMA,
     WRITTEN_BY_SCHEMA,
     clean_filters,
     clean_limit,
+    clean_max_tokens,
     written_by_or_default,
 )
 
 Number = TypeVar("Number", int, float)
 
-WRITE_FIELDS = set(shapes.WRITE_PROPERTIES)
 
 # What any operation may answer, whatever its parameters.
 ANY_REQUEST_ERRORS = {
@@ -78,6 +91,17 @@ FILTER_PARAMETERS = [
     OpenApiParameter("created_after", str, description="ISO 8601 date or date-time, inclusive."),
     OpenApiParameter("created_before", str, description="ISO 8601 date or date-time, exclusive."),
 ]
+INCLUDE_SUPERSEDED_PARAMETER = OpenApiParameter(
+    "include_superseded", bool, default=False, description="Include memories a later memory superseded."
+)
+MAX_TOKENS_PARAMETER = OpenApiParameter(
+    "max_tokens",
+    MAX_TOKENS_SCHEMA,
+    description=(
+        f"{MIN_MAX_TOKENS}-{MAX_MAX_TOKENS:,}: a token budget (ceil(characters / 4) of each `content`); only the "
+        "memories that fit are returned, in order, and `cut_for_budget` lists the ids of the others."
+    ),
+)
 RAW_PARAMETER = OpenApiParameter(
     "raw", bool, description="Return the text as written in `content`, even when a compressed form exists."
 )
@@ -122,6 +146,7 @@ def _filters(request: Request) -> selectors.MemoryFilters:
             "written_by": params.get("written_by") or None,
             "created_after": params.get("created_after") or None,
             "created_before": params.get("created_before") or None,
+            "include_superseded": _flag(request, "include_superseded"),
         }
     )
 
@@ -152,16 +177,14 @@ def _flag(request: Request, name: str) -> bool:
     return value in {"true", "1"}
 
 
-def _write_body(request: Request) -> dict:
-    """The JSON object sent, holding only fields a memory has."""
+def _write_body(request: Request, fields: dict) -> dict:
+    """The JSON object sent, holding only `fields`."""
     data = request.data
     if not isinstance(data, dict):
         raise ValidationError("body", 'must be a JSON object, like {"content": "...", "tags": ["..."]}.')
-    unknown = set(data) - WRITE_FIELDS
+    unknown = set(data) - set(fields)
     if unknown:
-        raise ValidationError(
-            sorted(unknown)[0], f"is not a memory field; send only {', '.join(sorted(WRITE_FIELDS))}."
-        )
+        raise ValidationError(sorted(unknown)[0], f"is not a field here; send only {', '.join(sorted(fields))}.")
     return data
 
 
@@ -173,6 +196,8 @@ class MemoryListView(APIView):
             OpenApiParameter("limit", LIMIT_SCHEMA, description=f"1-{MAX_LIST_LIMIT} (default {DEFAULT_LIST_LIMIT})."),
             OpenApiParameter("cursor", str, description="`next_cursor` of the previous page."),
             *FILTER_PARAMETERS,
+            INCLUDE_SUPERSEDED_PARAMETER,
+            MAX_TOKENS_PARAMETER,
             RAW_PARAMETER,
         ],
         responses={200: shapes.MemoryPageOut, **ERRORS},
@@ -184,25 +209,41 @@ class MemoryListView(APIView):
             limit=clean_limit(_whole_number(request, "limit")),
             cursor=request.query_params.get("cursor") or None,
         )
-        return Response(memory_page_to_dict(page, raw=_flag(request, "raw")))
+        max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
+        return Response(memory_page_to_dict(page, raw=_flag(request, "raw"), max_tokens=max_tokens))
 
     @extend_schema(
         operation_id="memories_create",
         summary="Write a memory",
-        description="Stored at once; embedding happens in the background (keyword search finds it meanwhile).",
+        description=(
+            "Stored at once (201); embedding happens in the background (keyword search finds it meanwhile). The "
+            "same text (case and spacing aside) as a current memory is not stored twice: that memory is returned "
+            "(200, `duplicate: true`) with the new tags and writer added."
+        ),
         request=shapes.MemoryCreateIn,
-        responses={201: shapes.MemoryOut, **ERRORS, **BODY_ERRORS, 403: QUOTA_REFUSED},
+        responses={
+            201: shapes.WrittenMemoryOut,
+            200: OpenApiResponse(shapes.WrittenMemoryOut, description="The text was already stored."),
+            **ERRORS,
+            **BODY_ERRORS,
+            403: QUOTA_REFUSED,
+        },
     )
     def post(self, request: Request) -> Response:
-        data = _write_body(request)
+        data = _write_body(request, shapes.CREATE_PROPERTIES)
         memory = services.memory_write(
             owner=request.user,
             content=data.get("content"),
             tags=data.get("tags"),
             written_by=written_by_or_default(data.get("written_by"), token_name=request.auth.name),
+            supersedes=data.get("supersedes"),
         )
         location = reverse("api-memory", args=[memory.public_id])
-        return Response(memory_to_dict(memory), status=status.HTTP_201_CREATED, headers={"Location": location})
+        return Response(
+            written_memory_to_dict(memory),
+            status=status.HTTP_200_OK if memory.written_again else status.HTTP_201_CREATED,
+            headers={"Location": location},
+        )
 
 
 class MemoryDetailView(APIView):
@@ -218,20 +259,17 @@ class MemoryDetailView(APIView):
 
     @extend_schema(
         operation_id="memories_update",
-        summary="Change a memory's content, tags or client",
-        description="New content is embedded again; searches use the old vectors until then.",
+        summary="Change a memory's content, tags, client or pin; mark others as superseded by it",
+        description=(
+            "New content is embedded again; searches use the old vectors until then. The version a change of "
+            "text, tags or client replaces is kept (`GET .../history`)."
+        ),
         request=shapes.MemoryUpdateIn,
         responses={200: shapes.MemoryOut, **ERRORS, **BODY_ERRORS, 403: QUOTA_REFUSED, 404: shapes.ErrorOut},
     )
     def patch(self, request: Request, public_id: uuid.UUID) -> Response:
-        data = _write_body(request)
-        memory = services.memory_update(
-            owner=request.user,
-            public_id=public_id,
-            content=data.get("content"),
-            tags=data.get("tags"),
-            written_by=data.get("written_by"),
-        )
+        data = _write_body(request, shapes.UPDATE_PROPERTIES)
+        memory = services.memory_update(owner=request.user, public_id=public_id, **data)
         return Response(memory_to_dict(memory))
 
     @extend_schema(
@@ -255,12 +293,15 @@ class MemorySearchView(APIView):
             ),
             *FILTER_PARAMETERS,
             *SEARCH_OPTION_PARAMETERS,
+            INCLUDE_SUPERSEDED_PARAMETER,
+            MAX_TOKENS_PARAMETER,
             RAW_PARAMETER,
         ],
         responses={200: shapes.SearchOut, **ERRORS},
     )
     def get(self, request: Request) -> Response:
         raw, explain = _flag(request, "raw"), _flag(request, "explain")
+        max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
         hits = search_hybrid(
             owner=request.user,
             query=request.query_params.get("query"),
@@ -270,7 +311,78 @@ class MemorySearchView(APIView):
             half_life_days=_number(request, "half_life_days"),
             diversity=_number(request, "diversity"),
         )
-        return Response(search_results_to_dict(hits, raw=raw, explain=explain))
+        return Response(search_results_to_dict(hits, raw=raw, explain=explain, max_tokens=max_tokens))
+
+
+class MemoryHistoryView(APIView):
+    @extend_schema(
+        operation_id="memories_history",
+        summary="A memory and its earlier versions, newest first",
+        responses={200: shapes.HistoryOut, **ERRORS, 404: shapes.ErrorOut},
+    )
+    def get(self, request: Request, public_id: uuid.UUID) -> Response:
+        return Response(history_to_dict(*selectors.memory_history(owner=request.user, public_id=public_id)))
+
+
+class MemoryCountView(APIView):
+    @extend_schema(
+        operation_id="memories_count",
+        summary="How many memories match: exact counts, optionally about a topic and grouped",
+        parameters=[
+            OpenApiParameter(
+                "query",
+                QUERY_SCHEMA,
+                description=(
+                    "Count only memories about this topic: an own passage with similarity at least "
+                    f"{ABOUT_MIN_SIMILARITY:g} to it, or containing every word of it."
+                ),
+            ),
+            OpenApiParameter("group_by", str, enum=list(GROUPINGS), description="Also count per group."),
+            *FILTER_PARAMETERS,
+            INCLUDE_SUPERSEDED_PARAMETER,
+        ],
+        responses={200: shapes.CountOut, **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        counted = memory_count(
+            owner=request.user,
+            filters=_filters(request),
+            query=params.get("query") if "query" in params else None,
+            group_by=params.get("group_by") or None,
+        )
+        return Response(counted.as_dict())
+
+
+class SessionContextView(APIView):
+    @extend_schema(
+        operation_id="context",
+        summary="What an assistant should know at the start of a conversation, within a token budget",
+        description=(
+            "Pinned memories, the memories written since this client (`written_by`, default: the token's name) "
+            "last wrote one, and with `query` the most relevant ones, as one text block of numbered lines plus "
+            "the ids behind them. Superseded memories are left out."
+        ),
+        parameters=[
+            OpenApiParameter("query", QUERY_SCHEMA, description="The first request or topic of the conversation."),
+            OpenApiParameter(
+                "max_tokens",
+                MAX_TOKENS_SCHEMA,
+                description=f"The most tokens the text may take (default {DEFAULT_SESSION_MAX_TOKENS:,}).",
+            ),
+            OpenApiParameter("written_by", WRITTEN_BY_SCHEMA, description="The client whose last memory dates 'new'."),
+        ],
+        responses={200: shapes.SessionOut, **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        context = session_start(
+            owner=request.user,
+            client=written_by_or_default(params.get("written_by") or None, token_name=request.auth.name),
+            query=params.get("query") if "query" in params else None,
+            max_tokens=_whole_number(request, "max_tokens"),
+        )
+        return Response(context.as_dict())
 
 
 class ExportView(APIView):

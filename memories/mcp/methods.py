@@ -19,11 +19,14 @@ SERVER_VERSION = "0.1.0"
 SERVER_INFO = {"name": SERVER_NAME, "title": SERVER_TITLE, "version": SERVER_VERSION}
 CAPABILITIES = {"tools": {"listChanged": False}}
 INSTRUCTIONS = (
-    "Gnosem is the user's long-term memory, shared by all of their assistants. Before answering "
-    "anything that may depend on earlier decisions, preferences, projects or people, call "
-    "memory_search. When you learn something durable (a decision and why, a preference, a fact, a "
-    "fix that worked), save it with memory_write as one self-contained statement. Correct stale "
-    "memories with memory_update rather than writing contradicting ones."
+    "Gnosem is the user's long-term memory, shared by all of their assistants. Call session_start "
+    "first in every conversation (with the user's first request as query): it returns their standing "
+    "context and what is new. Before answering anything that may depend on earlier decisions, "
+    "preferences, projects or people, call memory_search. As you learn something durable (a decision "
+    "and why, a preference, a fact, a fix that worked), save it at once with memory_write as one "
+    "self-contained statement. Correct stale memories with memory_update, or write the new fact with "
+    "supersedes naming the old one, rather than leaving contradicting ones. For 'how many' questions "
+    "use memory_count."
 )
 # The tool list depends on the token's scope, so caches must not share it across tokens.
 TOOLS_LIST_TTL_MS = 60_000

@@ -9,17 +9,21 @@ from typing import Any
 
 from django.conf import settings
 
+from memories.counting import GROUPINGS
 from memories.models import MAX_CONTENT_CHARS, MAX_TAGS
-from memories.presenters import MEMORY_PROPERTIES
+from memories.presenters import DUPLICATE_PROPERTY, MEMORY_PROPERTIES
 from memories.validation import (
     CONTENT_SCHEMA,
+    DEFAULT_SESSION_MAX_TOKENS,
     FRACTION_SCHEMA,
     HALF_LIFE_DAYS_SCHEMA,
     LIMIT_SCHEMA,
     MAX_LIST_LIMIT,
+    MAX_TOKENS_SCHEMA,
     MAX_TOP_K,
     MEMORY_ID_SCHEMA,
     QUERY_SCHEMA,
+    SUPERSEDES_SCHEMA,
     TAGS_SCHEMA,
     TOP_K_SCHEMA,
     WRITTEN_BY_SCHEMA,
@@ -67,6 +71,26 @@ _RAW = {
     "description": "Return the text exactly as written instead of its compressed form.",
 }
 
+_INCLUDE_SUPERSEDED = {
+    "type": "boolean",
+    "default": False,
+    "description": "Include memories that a later memory superseded (corrected); they are left out by default.",
+}
+_MAX_TOKENS = {
+    **MAX_TOKENS_SCHEMA,
+    "description": (
+        "A token budget (tokens estimated as characters / 4): return only as many memories, best or newest "
+        "first, as fit; the ids of the others come back in cut_for_budget."
+    ),
+}
+_SUPERSEDES = {
+    **SUPERSEDES_SCHEMA,
+    "description": (
+        "Ids of older memories this one corrects or replaces (e.g. an outdated schedule). They stay stored, "
+        "pointing to this one, but leave search, counts and session_start."
+    ),
+}
+
 
 def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
@@ -75,7 +99,9 @@ def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
     return schema
 
 
-WRITE_INPUT = _object({"content": _CONTENT, "tags": _TAGS, "written_by": _WRITTEN_BY}, ("content",))
+WRITE_INPUT = _object(
+    {"content": _CONTENT, "tags": _TAGS, "written_by": _WRITTEN_BY, "supersedes": _SUPERSEDES}, ("content",)
+)
 SEARCH_INPUT = _object(
     {
         "query": {
@@ -114,6 +140,8 @@ SEARCH_INPUT = _object(
             "default": False,
             "description": "Add to each result how its score came about (each signal's rank and score, each factor).",
         },
+        "include_superseded": _INCLUDE_SUPERSEDED,
+        "max_tokens": _MAX_TOKENS,
         "raw": _RAW,
     },
     ("query",),
@@ -126,6 +154,8 @@ LIST_INPUT = _object(
         "written_by": _WRITTEN_BY_FILTER,
         "created_after": _CREATED_AFTER,
         "created_before": _CREATED_BEFORE,
+        "include_superseded": _INCLUDE_SUPERSEDED,
+        "max_tokens": _MAX_TOKENS,
         "raw": _RAW,
     }
 )
@@ -136,13 +166,59 @@ UPDATE_INPUT = _object(
         "content": {**_CONTENT, "description": "New text replacing the memory's content."},
         "tags": {**_TAGS, "description": "New tags replacing all of the memory's tags ([] removes them)."},
         "written_by": {**_WRITTEN_BY, "description": "New client name for the memory."},
+        "pinned": {
+            "type": "boolean",
+            "description": "Pin (true) or unpin (false): pinned memories open every session_start as standing context.",
+        },
+        "supersedes": {
+            **_SUPERSEDES,
+            "description": "Ids of other memories this one corrects: they leave search, counts and session_start.",
+        },
     },
     ("id",),
 )
 DELETE_INPUT = _object({"id": _ID}, ("id",))
+HISTORY_INPUT = _object({"id": _ID}, ("id",))
+COUNT_INPUT = _object(
+    {
+        "query": {
+            **QUERY_SCHEMA,
+            "description": (
+                "Count only memories about this topic, e.g. 'auth' or 'deploy schedule' (by meaning, or containing "
+                "every word of it); leave it out to count all."
+            ),
+        },
+        "group_by": {
+            "type": "string",
+            "enum": list(GROUPINGS),
+            "description": "Also count per tag, per client (written_by) or per month of creation.",
+        },
+        "tags": _TAGS_FILTER,
+        "written_by": _WRITTEN_BY_FILTER,
+        "created_after": _CREATED_AFTER,
+        "created_before": _CREATED_BEFORE,
+        "include_superseded": _INCLUDE_SUPERSEDED,
+    }
+)
+SESSION_START_INPUT = _object(
+    {
+        "query": {
+            **QUERY_SCHEMA,
+            "description": "The user's first request or the topic: adds the memories most relevant to it.",
+        },
+        "max_tokens": {
+            **MAX_TOKENS_SCHEMA,
+            "default": DEFAULT_SESSION_MAX_TOKENS,
+            "description": f"The most tokens the context may take (default {DEFAULT_SESSION_MAX_TOKENS:,}).",
+        },
+    }
+)
 
 # Outputs that only MCP has (the memory's own shapes are memories.presenters') ----------------
 
 _WRITE_FIELDS = ("id", "indexing_status", "tags", "written_by", "created_at", "tokens")
-WRITE_OUTPUT = _object({name: MEMORY_PROPERTIES[name] for name in _WRITE_FIELDS}, _WRITE_FIELDS)
+WRITE_OUTPUT = _object(
+    {**{name: MEMORY_PROPERTIES[name] for name in _WRITE_FIELDS}, "duplicate": DUPLICATE_PROPERTY},
+    (*_WRITE_FIELDS, "duplicate"),
+)
 DELETE_OUTPUT = _object({"id": MEMORY_ID_SCHEMA, "deleted": {"type": "boolean", "const": True}}, ("id", "deleted"))

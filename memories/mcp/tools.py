@@ -15,18 +15,26 @@ from accounts.models import ApiToken
 from gnosem.errors import GnosemError, NotFound, PermissionDenied
 from gnosem.errors import ValidationError as MemoryValidationError
 from memories import selectors, services
+from memories.counting import memory_count
 from memories.mcp import schemas
 from memories.mcp.arguments import check_arguments
 from memories.presenters import (
+    COUNT_SCHEMA,
+    HISTORY_SCHEMA,
     MEMORY_PAGE_SCHEMA,
     MEMORY_SCHEMA,
     SEARCH_RESULTS_SCHEMA,
+    SESSION_SCHEMA,
+    history_to_dict,
     memory_page_to_dict,
     memory_to_dict,
     search_results_to_dict,
+    written_memory_to_dict,
 )
+from memories.search.about import ABOUT_MIN_SIMILARITY
 from memories.search.pipeline import search_hybrid
-from memories.validation import clean_filters, clean_limit, clean_memory_id, written_by_or_default
+from memories.session import session_start
+from memories.validation import clean_filters, clean_limit, clean_max_tokens, clean_memory_id, written_by_or_default
 
 
 @dataclass(frozen=True)
@@ -71,16 +79,19 @@ class Tool:
         }
 
 
+def _client(caller: Caller, written_by: object = None) -> object:
+    return written_by_or_default(written_by, token_name=caller.token.name, client_name=caller.client_name)
+
+
 def _write(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     memory = services.memory_write(
         owner=caller.owner,
         content=arguments["content"],
         tags=arguments.get("tags"),
-        written_by=written_by_or_default(
-            arguments.get("written_by"), token_name=caller.token.name, client_name=caller.client_name
-        ),
+        written_by=_client(caller, arguments.get("written_by")),
+        supersedes=arguments.get("supersedes"),
     )
-    shape = memory_to_dict(memory)
+    shape = written_memory_to_dict(memory)
     return {key: shape[key] for key in schemas.WRITE_OUTPUT["properties"]}
 
 
@@ -94,7 +105,12 @@ def _search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         half_life_days=arguments.get("half_life_days"),
         diversity=arguments.get("diversity"),
     )
-    return search_results_to_dict(hits, raw=arguments.get("raw", False), explain=arguments.get("explain", False))
+    return search_results_to_dict(
+        hits,
+        raw=arguments.get("raw", False),
+        explain=arguments.get("explain", False),
+        max_tokens=clean_max_tokens(arguments.get("max_tokens")),
+    )
 
 
 def _list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +120,9 @@ def _list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         limit=clean_limit(arguments.get("limit")),
         cursor=arguments.get("cursor"),
     )
-    return memory_page_to_dict(page, raw=arguments.get("raw", False))
+    return memory_page_to_dict(
+        page, raw=arguments.get("raw", False), max_tokens=clean_max_tokens(arguments.get("max_tokens"))
+    )
 
 
 def _get(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -114,7 +132,7 @@ def _get(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _update(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     public_id = clean_memory_id(arguments["id"])
-    changes = {key: arguments[key] for key in ("content", "tags", "written_by") if key in arguments}
+    changes = {key: arguments[key] for key in services.UPDATABLE_FIELDS if key in arguments}
     return memory_to_dict(services.memory_update(owner=caller.owner, public_id=public_id, **changes))
 
 
@@ -124,7 +142,42 @@ def _delete(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"id": str(public_id), "deleted": True}
 
 
+def _history(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    return history_to_dict(*selectors.memory_history(owner=caller.owner, public_id=clean_memory_id(arguments["id"])))
+
+
+def _count(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    return memory_count(
+        owner=caller.owner,
+        filters=clean_filters(arguments),
+        query=arguments.get("query"),
+        group_by=arguments.get("group_by"),
+    ).as_dict()
+
+
+def _session_start(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    return session_start(
+        owner=caller.owner,
+        client=_client(caller),
+        query=arguments.get("query"),
+        max_tokens=arguments.get("max_tokens"),
+    ).as_dict()
+
+
 _ALL_TOOLS = (
+    Tool(
+        name="session_start",
+        title="Start a session with the user's memory",
+        description=(
+            "Call this first in every conversation. Returns, within a token budget, the user's standing context "
+            "(pinned memories), what other assistants saved since this client last wrote, and with `query` (the "
+            "user's first request) the most relevant memories: one text block plus the ids behind its lines."
+        ),
+        input_schema=schemas.SESSION_START_INPUT,
+        output_schema=SESSION_SCHEMA,
+        run=_session_start,
+        read_only=True,
+    ),
     Tool(
         name="memory_write",
         title="Save a memory",
@@ -132,7 +185,9 @@ _ALL_TOOLS = (
             "Save something worth remembering across conversations and assistants: a decision and its "
             "reason, a preference, a fact about a project, person or system, a fix that worked. Write "
             "it as a self-contained statement (who/what/why), one topic per memory. It is findable by "
-            "exact words at once and by meaning a moment later. Returns the new memory's id."
+            "exact words at once and by meaning a moment later. Returns the new memory's id; the same "
+            "text written again returns the stored memory with duplicate: true. When it corrects older "
+            "memories, name them in `supersedes`."
         ),
         input_schema=schemas.WRITE_INPUT,
         output_schema=schemas.WRITE_OUTPUT,
@@ -181,7 +236,9 @@ _ALL_TOOLS = (
         title="Correct a memory",
         description=(
             "Change a memory that became wrong or incomplete: new content, tags or client name (only "
-            "the fields given change). Prefer this to writing a second, contradicting memory."
+            "the fields given change; the previous version is kept, see memory_history). Prefer this to "
+            "writing a second, contradicting memory. Also pins or unpins it, and marks other memories as "
+            "superseded by it."
         ),
         input_schema=schemas.UPDATE_INPUT,
         output_schema=MEMORY_SCHEMA,
@@ -200,6 +257,29 @@ _ALL_TOOLS = (
         read_only=False,
         destructive=True,
         idempotent=True,
+    ),
+    Tool(
+        name="memory_history",
+        title="Earlier versions of a memory",
+        description="A memory as it is now and every earlier version an update replaced, newest first, by id.",
+        input_schema=schemas.HISTORY_INPUT,
+        output_schema=HISTORY_SCHEMA,
+        run=_history,
+        read_only=True,
+    ),
+    Tool(
+        name="memory_count",
+        title="Count memories",
+        description=(
+            "How many memories the user has: all, those passing the filters, or with `query` those about a topic "
+            f"(an own passage with similarity at least {ABOUT_MIN_SIMILARITY:g} to it, or every word of it). Exact, "
+            "not estimated; group_by counts per tag, client or month. Use it for 'how many ...' questions "
+            "instead of counting search results."
+        ),
+        input_schema=schemas.COUNT_INPUT,
+        output_schema=COUNT_SCHEMA,
+        run=_count,
+        read_only=True,
     ),
 )
 TOOLS: dict[str, Tool] = {tool.name: tool for tool in _ALL_TOOLS}

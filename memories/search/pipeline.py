@@ -152,6 +152,11 @@ def _diversified(
     return chosen
 
 
+def query_embedding(query: str) -> tuple[str, np.ndarray | None]:
+    """(model name, the query's vector); no vector when the model fails."""
+    return _finish_query_embedding(*_start_query_embedding(query))
+
+
 def _start_query_embedding(query: str) -> tuple[embedding.AnyEmbedder | None, Future | None]:
     model_name = serving_model_name()
     try:

@@ -100,7 +100,7 @@ scored AS ({scored}
 SELECT scored.memory_id, 1 - scored.distance AS similarity, found.created_at, scored.lent,
        found.search_length, {is_question} AS is_question
 FROM scored
-JOIN memories_memory found ON found.id = scored.memory_id
+JOIN memories_memory found ON found.id = scored.memory_id {current}
 ORDER BY similarity DESC, scored.memory_id DESC
 LIMIT %(limit)s
 """)
@@ -128,6 +128,8 @@ def vector_ranking(
     returns almost nothing.
     """
     filters_sql, filter_params = _filters_sql(filters)
+    # Superseded memories are dropped from the nearest memories, not before: a join on every
+    # chunk's memory would cost more than the scan (so a superseded memory may take a place).
     owner_chunks = _OWNER_CHUNKS_SQL.format(
         join=_FILTERED_MEMORY_JOIN_SQL if filter_params else sql.SQL(""), filters=filters_sql
     )
@@ -136,9 +138,10 @@ def vector_ranking(
             source=owner_chunks if exact else _SHORTLISTED_CHUNKS_SQL.format(owner_chunks=owner_chunks)
         ),
         best=_BEST_SQL,
-        lent=_LENT_SQL.format(predecessor=_PREDECESSOR_OF_S_SQL, filters=filters_sql),
+        lent=_LENT_SQL.format(predecessor=_PREDECESSOR_OF_S_SQL, filters=filters_sql + _current_sql(filters, "m")),
         scored=_SCORED_SQL,
         is_question=_IS_QUESTION_SQL.format(table=sql.Identifier("found")),
+        current=_current_sql(filters, "found"),
     )
     with connection.cursor() as cursor:
         cursor.execute(
@@ -159,6 +162,13 @@ def vector_ranking(
             Ranked(memory_id, float(score), created_at, lent=lent, search_length=length, is_question=is_question)
             for memory_id, score, created_at, lent, length, is_question in cursor.fetchall()
         ]
+
+
+def _current_sql(filters: MemoryFilters, table: str) -> sql.Composable:
+    """` AND <table> is not superseded`, unless the filters include superseded memories."""
+    if filters.include_superseded:
+        return sql.SQL("")
+    return sql.SQL(" AND {table}.superseded_by_id IS NULL").format(table=sql.Identifier(table))
 
 
 def _filters_sql(filters: MemoryFilters) -> tuple[sql.Composed, dict]:
@@ -235,7 +245,7 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
     """
     filters_sql, filter_params = _filters_sql(filters)
     statement = _BM25_SQL.format(
-        filters=filters_sql,
+        filters=filters_sql + _current_sql(filters, "m"),
         k1=sql.Literal(BM25_K1),
         b=sql.Literal(BM25_B),
         is_question=_IS_QUESTION_SQL.format(table=sql.Identifier("m")),

@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import transaction
 
-from memories import embedding, services
+from memories import embedding, services, transfer
 from memories.models import Chunk, IndexingStatus, Memory
 from tests.memories.chat_server import ChatServer
+from tests.memories.mcp.conftest import mcp  # noqa: F401  (the MCP caller, for tests of a service through every door)
 
 MODEL = "test-compressor"
 API_KEY = "sk-test-key"
@@ -109,6 +110,26 @@ def write_dated(index) -> Callable[..., list[Memory]]:
             )
 
     return write_dated
+
+
+@pytest.fixture(scope="session")
+def import_dated(index) -> Callable[..., list[Memory]]:
+    """Like `write_dated`, through an import: the same text at several times stays several
+    memories there (memory_write would return the first), so ties can be ranked."""
+
+    def import_dated(owner, *memories: tuple[str, datetime]) -> list[Memory]:
+        entries = [
+            {"content": content, "created_at": created_at.isoformat(), "written_by": f"client {i}"}
+            for i, (content, created_at) in enumerate(memories)
+        ]
+        with transaction.atomic():
+            transfer.import_memories(
+                owner=owner, document={"format": "gnosem-export", "version": 2, "memories": entries}
+            )
+        imported = Memory.objects.filter(owner=owner).order_by("-id")[: len(memories)]
+        return index(*sorted(imported, key=lambda memory: memory.pk))
+
+    return import_dated
 
 
 @pytest.fixture(scope="session")

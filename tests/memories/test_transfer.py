@@ -37,7 +37,7 @@ def written(owner) -> list[Memory]:
 
 def test_the_export_has_every_field_of_every_memory(owner, written):
     document = export_of(owner)
-    assert document["format"] == "gnosem-export" and document["version"] == 1
+    assert document["format"] == "gnosem-export" and document["version"] == 2
     assert len(document["memories"]) == 6
     first = document["memories"][0]
     assert first["content_optimized"] == "FACT=long repeated" and first["compression_status"] == "compressed"
@@ -118,7 +118,7 @@ def test_duplicates_inside_one_file_are_imported_once(owner):
     [
         ([], "is not a Gnosem export"),
         ({"format": "other", "version": 1, "memories": []}, "is not a Gnosem export"),
-        ({"format": "gnosem-export", "version": 2, "memories": []}, "reads version 1"),
+        ({"format": "gnosem-export", "version": 3, "memories": []}, "reads versions 1 and 2"),
         ({"format": "gnosem-export", "version": 1, "memories": {}}, '"memories" must be a list'),
         ({"format": "gnosem-export", "version": 1, "memories": ["text"]}, "memory #1: memory: must be an object"),
     ],
@@ -316,7 +316,7 @@ def test_the_same_id_twice_in_one_file_is_refused_naming_both_entries(owner):
 
 @pytest.mark.parametrize("version", [True, 1.0, "1", None])
 def test_a_version_that_is_not_a_whole_number_is_refused(owner, version):
-    with pytest.raises(ValidationError, match='"version" must be a whole number; this server reads version 1'):
+    with pytest.raises(ValidationError, match='"version" must be a whole number; this server reads versions 1 and 2'):
         transfer.import_memories(owner=owner, document=document_of(version=version))
 
 

@@ -36,9 +36,8 @@ def mcp_write(client: Client, token: str, version: str, arguments: dict) -> str:
 
 @pytest.mark.parametrize("body", [{}, {"written_by": None}], ids=["omitted", "null"])
 def test_rest_and_a_2025_mcp_client_default_to_the_same_cleaned_token_name(client, token, body):
-    arguments = {"content": "Use pnpm, not npm.", **body}
-
-    assert rest_write(token, arguments) == mcp_write(client, token, LEGACY, arguments) == CLEANED
+    assert rest_write(token, {"content": "Use pnpm, not npm.", **body}) == CLEANED
+    assert mcp_write(client, token, LEGACY, {"content": "Use pnpm, not yarn.", **body}) == CLEANED
 
 
 def test_a_2026_mcp_client_is_labelled_with_the_name_it_sends(client, token):
@@ -48,5 +47,9 @@ def test_a_2026_mcp_client_is_labelled_with_the_name_it_sends(client, token):
 @pytest.mark.parametrize("version", [LEGACY, MODERN])
 def test_a_given_written_by_wins_everywhere_even_empty(client, token, version):
     for given in ["cursor", ""]:
-        body = {"content": "Use pnpm, not npm.", "written_by": given}
-        assert rest_write(token, body) == mcp_write(client, token, version, body) == given
+        # A text of its own for each write: the same text again would return the memory already written.
+        assert rest_write(token, {"content": f"Use pnpm, not npm ({given!r} over REST).", "written_by": given}) == given
+        assert (
+            mcp_write(client, token, version, {"content": f"Use pnpm ({given!r} over MCP).", "written_by": given})
+            == given
+        )

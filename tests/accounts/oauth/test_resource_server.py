@@ -14,6 +14,7 @@ from accounts.tokens import token_authenticate
 from memories.models import Memory
 from tests.accounts.oauth.grants import RESOURCE, granted_tokens, registered_client
 from tests.memories.mcp.conftest import LEGACY, MODERN, McpCaller
+from tests.memories.mcp.test_tools import READ_TOOLS, WRITE_TOOLS
 
 AccessToken = get_access_token_model()
 CHALLENGE = (
@@ -21,7 +22,6 @@ CHALLENGE = (
     'scope="memories:read memories:write"'
 )
 INVALID = CHALLENGE + ', error="invalid_token"'
-READ_TOOLS = {"memory_search", "memory_list", "memory_get"}
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_an_access_token_calls_the_tools_as_its_connection(owner, client, tokens
     assert memory.owner == owner
     connection = ApiToken.objects.get(oauth_client__isnull=False)
     assert connection.last_used_at is not None
-    assert set(mcp.tools()) == READ_TOOLS | {"memory_write", "memory_update", "memory_delete"}
+    assert set(mcp.tools()) == READ_TOOLS | WRITE_TOOLS
 
 
 def test_an_access_token_works_on_the_rest_api_too(owner, tokens):

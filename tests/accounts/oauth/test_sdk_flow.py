@@ -38,13 +38,12 @@ from accounts.models import OAuthClient
 from memories.models import Memory
 from tests.accounts.oauth.conftest import ClientMetadataHost, LoopbackCallback
 from tests.browser.test_browser_flow import CHROMIUM, SCREENSHOTS
+from tests.memories.mcp.test_tools import READ_TOOLS
 
 EMAIL = "ada@example.com"
 PASSWORD = "a long consent passphrase 77"
 CLIENT_NAME = "Pytest Assistant"
 MODES = ["legacy", "auto", "2026-07-28"]
-READ_TOOLS = {"memory_search", "memory_list", "memory_get"}
-WRITE_TOOLS = {"memory_write", "memory_update", "memory_delete"}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

@@ -53,6 +53,7 @@ def test_write_then_read_a_memory(api, owner):
     assert body["content"] == "Postgres 18 is the target." and body["tags"] == ["db"]
     assert body["written_by"] == "owner laptop"  # the token's name when the body names no client
     assert response["Location"] == f"/api/v1/memories/{body['id']}"
+    assert body.pop("duplicate") is False  # a write says whether its text was stored already
     assert api.get(f"memories/{body['id']}").json() == body
 
 
@@ -116,10 +117,10 @@ def test_search_explains_scores_on_request(api, owner, write_dated):
     )
 
 
-def test_search_half_life_days_sets_how_much_newer_memories_are_favoured(api, owner, write_dated):
+def test_search_half_life_days_sets_how_much_newer_memories_are_favoured(api, owner, import_dated):
     now = timezone.now()
     # Equal scores fall back to the higher id, so without decay the older memory (written second) wins.
-    recent, old = write_dated(owner, (STANDUP, now - timedelta(days=1)), (STANDUP, now - timedelta(days=200)))
+    recent, old = import_dated(owner, (STANDUP, now - timedelta(days=1)), (STANDUP, now - timedelta(days=200)))
     query = {"query": "release checklist stand-up", "diversity": "0"}
     newest_first = [str(recent.public_id), str(old.public_id)]
     assert ids(api.get("memories/search", {**query, "half_life_days": "0"})) == newest_first[::-1]

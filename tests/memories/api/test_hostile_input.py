@@ -161,7 +161,11 @@ def test_patch_with_nothing_to_change_is_a_400_and_changes_nothing(api, memory):
     for body in ["{}", '{"content": null, "tags": null, "written_by": null}']:
         response = post(api, f"memories/{memory.public_id}", body, method="patch")
 
-        assert_invalid(response, "content", "nothing to change: give at least one of content, tags or written_by.")
+        assert_invalid(
+            response,
+            "content",
+            "nothing to change: give at least one of content, tags, written_by, pinned or supersedes.",
+        )
     assert Memory.objects.get().updated_at == memory.updated_at
 
 

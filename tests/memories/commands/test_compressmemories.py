@@ -1,5 +1,6 @@
 """manage.py compressmemories against a real local chat-completions server."""
 
+import itertools
 from io import StringIO
 
 import pytest
@@ -12,12 +13,16 @@ from tests.memories.conftest import GOOD, RAW
 
 
 def long_memory(owner, status: str, *, optimized: str | None = None, content: str = RAW) -> Memory:
-    """A stored memory in a given compression state (as earlier runs would have left it)."""
-    memory = services.memory_write(owner=owner, content=content)
+    """A stored memory in a given compression state (as earlier runs would have left it); each
+    one's text its own (the same text again would return the memory already written)."""
+    memory = services.memory_write(owner=owner, content=f"{content} Note {next(_NUMBERS)}.")
     Memory.objects.filter(pk=memory.pk).update(
         compression_status=status, content_optimized=optimized, compression_error="earlier reason"
     )
     return memory
+
+
+_NUMBERS = itertools.count(1)
 
 
 def compress(*args: str) -> str:

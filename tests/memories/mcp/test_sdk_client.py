@@ -9,11 +9,11 @@ from mcp.shared.exceptions import MCPError
 
 from memories.models import Memory
 from tests.memories.mcp.conftest import run_client
+from tests.memories.mcp.test_tools import READ_TOOLS, WRITE_TOOLS
 
 MODES = ["legacy", "auto", "2026-07-28"]
 EXPECTED_VERSION = {"legacy": "2025-11-25", "auto": "2026-07-28", "2026-07-28": "2026-07-28"}
-WRITE_TOOLS = {"memory_write", "memory_update", "memory_delete"}
-ALL_TOOLS = {"memory_write", "memory_search", "memory_list", "memory_get", *WRITE_TOOLS}
+ALL_TOOLS = READ_TOOLS | WRITE_TOOLS
 
 
 async def server_name(client: Client) -> str:

@@ -133,7 +133,7 @@ def test_an_unknown_id_is_not_found_with_a_hint(mcp, memory, tool):
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [
-        ({}, "nothing to change: give at least one of content, tags or written_by."),
+        ({}, "nothing to change: give at least one of content, tags, written_by, pinned or supersedes."),
         ({"content": ""}, "Invalid argument `content`: must not be empty."),
         ({"content": "new text", "tags": ["bad tag"]}, "'bad tag' is not a valid tag"),
         ({"content": "new text", "written_by": "w" * 101}, "at most 100 characters"),

@@ -1,4 +1,4 @@
-"""The six memory tools over /mcp, in both protocol eras: definitions, results and shapes."""
+"""The memory tools over /mcp, in both protocol eras: definitions, results and shapes."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -17,8 +17,11 @@ MEMORY_KEYS = {
     "updated_at",
     "indexing_status",
     "tokens",
+    "pinned",
+    "superseded_by",
+    "also_written_by",
 }
-READ_TOOLS = {"memory_search", "memory_list", "memory_get"}
+READ_TOOLS = {"session_start", "memory_search", "memory_list", "memory_get", "memory_history", "memory_count"}
 WRITE_TOOLS = {"memory_write", "memory_update", "memory_delete"}
 
 
@@ -62,6 +65,7 @@ def test_memory_write_stores_the_memory_and_returns_its_id_at_once(mcp, owner):
         "written_by": memory.written_by,
         "created_at": memory.created_at.isoformat(),
         "tokens": 14,
+        "duplicate": False,
     }
 
 
@@ -92,6 +96,9 @@ def test_memory_get_returns_the_memory_shape(mcp, owner):
         "updated_at": memory.updated_at.isoformat(),
         "indexing_status": "pending",
         "tokens": 13,
+        "pinned": False,
+        "superseded_by": None,
+        "also_written_by": [],
     }
 
 

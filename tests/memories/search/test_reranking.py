@@ -19,16 +19,16 @@ def order(owner, query: str, **options) -> list[Memory]:
     return [hit.memory for hit in search_hybrid(owner=owner, query=query, now=NOW, **options)]
 
 
-def test_recency_decay_ranks_the_newer_of_two_equal_memories_first(owner, write_dated):
+def test_recency_decay_ranks_the_newer_of_two_equal_memories_first(owner, import_dated):
     # Equal scores fall back to the higher id, so without decay the older memory (written second) wins.
-    recent, old = write_dated(owner, (STANDUP, NOW - timedelta(days=1)), (STANDUP, NOW - timedelta(days=200)))
+    recent, old = import_dated(owner, (STANDUP, NOW - timedelta(days=1)), (STANDUP, NOW - timedelta(days=200)))
     assert order(owner, "release checklist stand-up", half_life_days=0, diversity=0) == [old, recent]
     assert order(owner, "release checklist stand-up", diversity=0) == [recent, old]
     assert order(owner, "release checklist stand-up", half_life_days=30, diversity=0) == [recent, old]
 
 
-def test_a_shorter_half_life_separates_scores_more(owner, write_dated):
-    write_dated(owner, (STANDUP, NOW - timedelta(days=1)), (STANDUP, NOW - timedelta(days=40)))
+def test_a_shorter_half_life_separates_scores_more(owner, import_dated):
+    import_dated(owner, (STANDUP, NOW - timedelta(days=1)), (STANDUP, NOW - timedelta(days=40)))
 
     def gap(half_life_days: float) -> float:
         hits = search_hybrid(
@@ -39,8 +39,8 @@ def test_a_shorter_half_life_separates_scores_more(owner, write_dated):
     assert gap(7) > gap(30) > gap(365) > 0
 
 
-def test_a_time_expression_favours_memories_written_in_its_window(owner, write_dated):
-    last_thursday, earlier = write_dated(
+def test_a_time_expression_favours_memories_written_in_its_window(owner, import_dated):
+    last_thursday, earlier = import_dated(
         owner, (STANDUP, datetime(2023, 5, 18, 9, tzinfo=UTC)), (STANDUP, datetime(2023, 5, 10, 9, tzinfo=UTC))
     )
     options = {"half_life_days": 0, "diversity": 0}
@@ -52,8 +52,8 @@ def test_a_time_expression_favours_memories_written_in_its_window(owner, write_d
     assert hits[1].explanation["time_window"]["factor"] == settings.GNOSEM_OUTSIDE_TIME_WINDOW < 1
 
 
-def test_a_time_expression_only_boosts_and_filters_still_filter(owner, write_dated):
-    last_thursday, earlier = write_dated(
+def test_a_time_expression_only_boosts_and_filters_still_filter(owner, import_dated):
+    last_thursday, earlier = import_dated(
         owner, (STANDUP, datetime(2023, 5, 18, 9, tzinfo=UTC)), (STANDUP, datetime(2023, 5, 10, 9, tzinfo=UTC))
     )
     # Outside the window is ranked lower, not hidden: the expression may be about the event, not the note.

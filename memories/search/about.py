@@ -1,0 +1,50 @@
+"""Which memories are about a topic: the relevance test behind memory_count's `query`.
+
+A memory is about the topic when one of its own chunks (not its in-context reading, which holds
+its predecessor's words too) lies within cosine similarity ABOUT_MIN_SIMILARITY of the topic, or
+when it contains every word of the topic. Both thresholds' evidence is bench/count.py's table
+(docs/benchmarks.md, "Counting"). A memory not yet embedded is counted by its words only.
+"""
+
+from dataclasses import dataclass
+
+from django.db.models import Q
+from django.db.models.expressions import RawSQL
+from pgvector import Vector
+
+from memories.search.pipeline import query_embedding
+
+# Fitted by bench/count.py on LoCoMo's questions (their evidence turns) and bench/recall.py's
+# sets (their relevant memories): the similarity that gives the best F1 over both.
+ABOUT_MIN_SIMILARITY = 0.4
+
+_BY_MEANING_SQL = """
+    SELECT c.memory_id FROM memories_chunk c
+    WHERE c.owner_id = %s AND c.model = %s AND NOT (c.position > 0 AND c.start = 0)
+      AND c.embedding <=> %s::halfvec <= %s
+"""
+_BY_WORDS_SQL = """
+    SELECT m.id FROM memories_memory m
+    WHERE m.owner_id = %s AND m.search_vector @@ (
+        SELECT string_agg(quote_literal(lexeme), ' & ')::tsquery
+        FROM unnest(tsvector_to_array(gnosem_search_vector(%s))) AS lexeme
+    )
+"""
+
+
+@dataclass(frozen=True)
+class About:
+    """The condition on memories, and whether it could use meaning (the model answered)."""
+
+    condition: Q
+    by_meaning: bool
+
+
+def about(*, owner_id: int, topic: str, min_similarity: float = ABOUT_MIN_SIMILARITY) -> About:
+    """The memories of the owner about `topic`, as a condition on memories."""
+    by_words = Q(id__in=RawSQL(_BY_WORDS_SQL, [owner_id, topic]))
+    model_name, vector = query_embedding(topic)
+    if vector is None:
+        return About(by_words, by_meaning=False)
+    by_meaning = Q(id__in=RawSQL(_BY_MEANING_SQL, [owner_id, model_name, Vector(vector).to_text(), 1 - min_similarity]))
+    return About(by_meaning | by_words, by_meaning=True)

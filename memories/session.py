@@ -1,0 +1,124 @@
+"""session_start: what an assistant should know at the start of a conversation, in one text block
+within a token budget (docs/design.md §6).
+
+Three sections, each newest or best first: the pinned memories (the user's standing context); the
+memories written since this client last wrote one (what other assistants learned meanwhile; the
+newest ones when it never wrote); and with a query, the best search results not listed already.
+Superseded memories are left out. Tokens are estimated as ceil(characters / 4), and the whole
+block (headings included) stays within the budget; what does not fit is counted as left out.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Max, Q
+
+from gnosem.types import Owner
+from memories.models import Memory
+from memories.search.pipeline import search_hybrid
+from memories.selectors import memories_of
+from memories.validation import DEFAULT_SESSION_MAX_TOKENS, clean_max_tokens, clean_query
+
+# At most this many memories are considered per section.
+PINNED_LIMIT = 100
+RECENT_LIMIT = 50
+RELEVANT_LIMIT = 10
+CHARACTERS_PER_TOKEN = 4
+# Room kept for the closing line that counts what was left out.
+_FOOTER_RESERVE = 120
+
+
+@dataclass
+class SessionContext:
+    """The block of text and the memories behind its numbered lines (in order)."""
+
+    text: str = ""
+    memories: list[Memory] = field(default_factory=list)
+    sections: dict[str, int] = field(default_factory=dict)
+    left_out: int = 0
+    since: datetime | None = None
+    total: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return -(-len(self.text) // CHARACTERS_PER_TOKEN)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "ids": [str(memory.public_id) for memory in self.memories],
+            "pinned": self.sections.get("pinned", 0),
+            "recent": self.sections.get("recent", 0),
+            "relevant": self.sections.get("relevant", 0),
+            "left_out": self.left_out,
+            "since": self.since.isoformat() if self.since else None,
+            "memories_total": self.total,
+            "tokens": self.tokens,
+        }
+
+
+def session_start(*, owner: Owner, client: str, query: object = None, max_tokens: object = None) -> SessionContext:
+    """The context for a new conversation of `client` (its `written_by` name), within `max_tokens`
+    (default DEFAULT_SESSION_MAX_TOKENS)."""
+    budget = clean_max_tokens(max_tokens, default=DEFAULT_SESSION_MAX_TOKENS) * CHARACTERS_PER_TOKEN
+    query = None if query is None else clean_query(query)
+    current = memories_of(owner).filter(superseded_by__isnull=True)
+    context = SessionContext(total=current.count())
+    written_by_client = Q(written_by=client) | Q(also_written_by__contains=[client]) if client else Q(pk__in=[])
+    context.since = current.filter(written_by_client).aggregate(last=Max("created_at"))["last"]
+
+    pinned = list(current.filter(pinned=True).order_by("-updated_at", "-id")[:PINNED_LIMIT])
+    newer = current.filter(pinned=False)
+    if context.since is not None:
+        newer = newer.filter(created_at__gt=context.since)
+    recent = list(newer.order_by("-created_at", "-id")[:RECENT_LIMIT])
+    listed = {memory.pk for memory in pinned + recent}
+    relevant = []
+    if query is not None:
+        hits = search_hybrid(owner=owner, query=query, top_k=RELEVANT_LIMIT)
+        relevant = [hit.memory for hit in hits if hit.memory.pk not in listed]
+
+    noun = "memory" if context.total == 1 else "memories"
+    lines = [f"Gnosem memory: {context.total:,} {noun}, {current.filter(pinned=True).count():,} pinned."]
+    spent = len(lines[0]) + 1
+    since_text = f"{context.since:%Y-%m-%d %H:%M} UTC" if context.since else None
+    sections = [
+        ("pinned", "Pinned (standing context):", pinned, False),
+        (
+            "recent",
+            f"New since this client's last memory ({since_text}):" if since_text else "Newest memories:",
+            recent,
+            True,
+        ),
+        ("relevant", f"Relevant to {query!r}:", relevant, True),
+    ]
+    for name, heading, memories, dated in sections:
+        shown = 0
+        for memory in memories:
+            line = f"{len(context.memories) + 1}. {_line(memory, dated)}"
+            cost = len(line) + 1 + (0 if shown else len(heading) + 1)
+            if spent + cost > budget - _FOOTER_RESERVE:
+                continue
+            if not shown:
+                lines.append(heading)
+            lines.append(line)
+            spent += cost
+            shown += 1
+            context.memories.append(memory)
+        context.sections[name] = shown
+        context.left_out += len(memories) - shown
+    context.left_out += max(0, newer.count() - len(recent)) if len(recent) == RECENT_LIMIT else 0
+    if context.left_out:
+        lines.append(f"({context.left_out:,} more left out for the token budget; memory_search finds them.)")
+    context.text = "\n".join(lines)
+    return context
+
+
+def _line(memory: Memory, dated: bool) -> str:
+    """One memory on one line: its compressed form where there is one; when and by whom if `dated`."""
+    text = " ".join((memory.content_optimized or memory.content).split())
+    if not dated:
+        return text
+    by = f", {memory.written_by}" if memory.written_by else ""
+    return f"[{memory.created_at:%Y-%m-%d}{by}] {text}"
