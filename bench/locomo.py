@@ -169,8 +169,10 @@ def run(conversation_indexes: list[int], *, replayed: bool = False) -> dict:
         }
         for name, by_category in results.items()
     }
+    owners = [f"locomo-{index}" for index in conversation_indexes]
     return {
         "conversations": conversation_indexes,
+        "near_duplicate_links": Memory.objects.filter(owner__username__in=owners, duplicate_of__isnull=False).count(),
         "questions_without_evidence": skipped,
         "load_seconds": round(load_seconds, 1),
         "replay": {"turns": turns, "memories_added": added} if replayed else None,
@@ -196,6 +198,7 @@ def print_table(report: dict) -> None:
         f"(overall = categories 1-4; {report['questions_without_evidence']} questions without usable evidence "
         f"skipped; writing and indexing took {report['load_seconds']} s)"
     )
+    print(f"turns linked as near-duplicates of an earlier turn: {report['near_duplicate_links']}")
     if report["replay"]:
         turns, added = report["replay"]["turns"], report["replay"]["memories_added"]
         print(f"replay: every turn written a second time ({turns:,} turns): {added} memories added")

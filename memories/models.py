@@ -23,6 +23,8 @@ MAX_TAG_CHARS = 64
 MAX_WRITTEN_BY_CHARS = 100
 TAG_PATTERN = r"^[a-z0-9][a-z0-9._:/-]*$"
 COMPRESSION_MIN_CHARS = 400
+# Other clients recorded as having written a memory's text again.
+MAX_ALSO_WRITTEN_BY = 20
 # Earlier versions kept per memory (memory_history); the oldest go first beyond this.
 MAX_REVISIONS_PER_MEMORY = 100
 
@@ -112,6 +114,11 @@ class Memory(models.Model):
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
+    # The older memory this one says the same as, in other words (memories.near_duplicates): search
+    # shows the two once. Merging hides this one behind it (superseded_by = duplicate_of).
+    duplicate_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="near_duplicates"
+    )
 
     indexing_status = models.CharField(max_length=16, choices=IndexingStatus.choices, default=IndexingStatus.PENDING)
     indexing_error = models.TextField(blank=True, default="")
@@ -186,6 +193,7 @@ class Memory(models.Model):
                 condition=LessThanOrEqual(Func(F("tags"), function="cardinality"), MAX_TAGS), name="memory_tags_count"
             ),
             models.CheckConstraint(condition=~Q(superseded_by=F("id")), name="memory_not_superseded_by_itself"),
+            models.CheckConstraint(condition=~Q(duplicate_of=F("id")), name="memory_not_duplicate_of_itself"),
         ]
 
     def __str__(self) -> str:
@@ -209,6 +217,24 @@ class MemoryRevision(models.Model):
 
     def __str__(self) -> str:
         return f"revision of memory {self.memory_id} replaced at {self.replaced_at}"
+
+
+class KeptApart(models.Model):
+    """Two memories the owner judged different although they read alike: never linked as near-duplicates
+    again. The lower id comes first."""
+
+    first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        db_table = "memories_kept_apart"
+        constraints = [
+            models.UniqueConstraint(fields=["first", "second"], name="kept_apart_once"),
+            models.CheckConstraint(condition=Q(first__lt=F("second")), name="kept_apart_in_order"),
+        ]
+
+    def __str__(self) -> str:
+        return f"memories {self.first_id} and {self.second_id} kept apart"
 
 
 class Chunk(models.Model):

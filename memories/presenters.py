@@ -54,6 +54,11 @@ MEMORY_PROPERTIES: dict[str, Any] = {
         "items": {"type": "string"},
         "description": "Other clients that wrote this same text again (stored once).",
     },
+    "duplicate_of": {
+        "type": ["string", "null"],
+        "format": "uuid",
+        "description": "The older memory this one restates in other words (a near-duplicate), or null.",
+    },
 }
 _MEMORY_REQUIRED = [name for name in MEMORY_PROPERTIES if name != "content_raw"]
 MEMORY_SCHEMA = _object(MEMORY_PROPERTIES, _MEMORY_REQUIRED)
@@ -71,6 +76,14 @@ SEARCH_HIT_SCHEMA = _object(
     {
         **MEMORY_PROPERTIES,
         "score": {"type": "number", "description": "Relevance, 1.0 at best."},
+        "duplicates": {
+            "type": "array",
+            "items": {"type": "string", "format": "uuid"},
+            "description": (
+                "Memories saying the same in other words (near-duplicates), shown once as this result; their "
+                "writers are in also_written_by."
+            ),
+        },
         "explanation": {
             "type": "object",
             "description": (
@@ -81,7 +94,7 @@ SEARCH_HIT_SCHEMA = _object(
             ),
         },
     },
-    [*_MEMORY_REQUIRED, "score"],
+    [*_MEMORY_REQUIRED, "score", "duplicates"],
 )
 # Present when a read is given max_tokens.
 CUT_FOR_BUDGET_PROPERTIES: dict[str, Any] = {
@@ -119,6 +132,7 @@ def memory_to_dict(memory: Memory, *, raw: bool = False) -> dict[str, Any]:
     """
     optimized = memory.content_optimized is not None and not raw
     successor = memory.superseded_by.public_id if memory.superseded_by_id else None
+    original = memory.duplicate_of.public_id if memory.duplicate_of_id else None
     data: dict[str, Any] = {
         "id": str(memory.public_id),
         "content": memory.content_optimized if optimized else memory.content,
@@ -136,6 +150,7 @@ def memory_to_dict(memory: Memory, *, raw: bool = False) -> dict[str, Any]:
         pinned=memory.pinned,
         superseded_by=str(successor) if successor else None,
         also_written_by=list(memory.also_written_by),
+        duplicate_of=str(original) if original else None,
     )
     return data
 
@@ -146,9 +161,12 @@ def written_memory_to_dict(memory: Memory) -> dict[str, Any]:
 
 
 def search_hit_to_dict(hit: SearchHit, *, raw: bool = False, explain: bool = False) -> dict[str, Any]:
-    """A search result (SEARCH_HIT_SCHEMA): the memory's shape plus its `score`, and with
-    `explain=True` its `explanation`."""
+    """A search result (SEARCH_HIT_SCHEMA): the memory's shape plus its `score` and its near-duplicates
+    (their writers joining `also_written_by`), and with `explain=True` its `explanation`."""
     data = {**memory_to_dict(hit.memory, raw=raw), "score": round(hit.score, 4)}
+    data["duplicates"] = [str(member.public_id) for member in hit.duplicates]
+    writers = [*data["also_written_by"], *(w for m in hit.duplicates for w in (m.written_by, *m.also_written_by))]
+    data["also_written_by"] = [writer for writer in dict.fromkeys(writers) if writer and writer != data["written_by"]]
     if explain:
         data["explanation"] = hit.explanation
     return data

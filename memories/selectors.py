@@ -42,10 +42,15 @@ class MemoryFilters:
 
 def memories_of(owner: Owner) -> QuerySet[Memory]:
     """The one entry point for memory queries: everything else narrows this. The full-text vector
-    is left in the database: only search reads it, there. The ids of superseded memories'
-    successors come in one more query, when there are any."""
-    successors = Prefetch("superseded_by", queryset=Memory.objects.only("id", "public_id"))
-    return Memory.objects.filter(owner=owner).defer("search_vector").prefetch_related(successors)
+    is left in the database: only search reads it, there. The ids of the memories linked to (a
+    superseded memory's successor, a near-duplicate's original) come in one more query each, when
+    there are any."""
+    linked = Memory.objects.only("id", "public_id")
+    return (
+        Memory.objects.filter(owner=owner)
+        .defer("search_vector")
+        .prefetch_related(Prefetch("superseded_by", queryset=linked), Prefetch("duplicate_of", queryset=linked))
+    )
 
 
 def memory_get(*, owner: Owner, public_id: uuid.UUID) -> Memory:
@@ -193,3 +198,18 @@ def memory_revisions(memory: Memory) -> list[MemoryRevision]:
 def memories_superseded_by(memory: Memory) -> list[Memory]:
     """The memories this one corrected, newest first."""
     return list(memories_of(memory.owner).filter(superseded_by=memory).order_by("-created_at", "-id"))
+
+
+def near_duplicates_to_review(owner: Owner, *, limit: int) -> list[Memory]:
+    """The owner's near-duplicates not merged yet, newest first, each with its original loaded."""
+    duplicates = Memory.objects.filter(owner=owner, duplicate_of__isnull=False, superseded_by__isnull=True)
+    return list(
+        duplicates.select_related("duplicate_of")
+        .defer("search_vector", "duplicate_of__search_vector")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+def near_duplicates_count(owner: Owner) -> int:
+    """How many of the owner's near-duplicates wait for review (not merged yet)."""
+    return Memory.objects.filter(owner=owner, duplicate_of__isnull=False, superseded_by__isnull=True).count()

@@ -18,6 +18,7 @@ from memories import vectors
 from memories.chunking import Span
 from memories.compression import awaiting_compression, reset_compression
 from memories.models import (
+    MAX_ALSO_WRITTEN_BY,
     MAX_REVISIONS_PER_MEMORY,
     MAX_TAGS,
     Chunk,
@@ -27,6 +28,7 @@ from memories.models import (
     MemoryRevision,
     OwnerTermStatistic,
 )
+from memories.near_duplicates import near_duplicates_link
 from memories.queue import enqueue_compression, enqueue_indexing, indexing_batch_size
 from memories.quotas import quota_check, token_estimate
 from memories.remote_embedding import WAITING_FOR_ENDPOINT, EmbeddingUnavailable
@@ -115,13 +117,18 @@ def _current_with_same_text(owner: Owner, content: str) -> Memory | None:
 
 
 def _record_written_again(memory: Memory, tags: list[str], written_by: str) -> None:
-    """Keep who wrote the memory's text again, and the tags they gave it (up to the tag limit)."""
+    """Keep who wrote the memory's text again and the tags they gave it, as far as the limits
+    (MAX_TAGS, MAX_ALSO_WRITTEN_BY) allow."""
     new_tags = [tag for tag in tags if tag not in memory.tags][: MAX_TAGS - len(memory.tags)]
-    writers = {memory.written_by, *memory.also_written_by}
-    if not new_tags and (not written_by or written_by in writers):
+    new_writer = (
+        written_by
+        and written_by not in {memory.written_by, *memory.also_written_by}
+        and len(memory.also_written_by) < MAX_ALSO_WRITTEN_BY
+    )
+    if not new_tags and not new_writer:
         return
     memory.tags = [*memory.tags, *new_tags]
-    if written_by and written_by not in writers:
+    if new_writer:
         memory.also_written_by = [*memory.also_written_by, written_by]
     memory.save(update_fields=["tags", "also_written_by"])
 
@@ -474,7 +481,12 @@ def _index_one_at_a_time(memories: list[Memory]) -> int:
 def _embed_and_store(memories: list[Memory]) -> int:
     pieces = embedding_pieces(memories)
     chunks = vectors.embed_memories(memories, vectors.indexing_embedders(), pieces)
-    return _store_chunks(memories, chunks, pieces)
+    indexed = _store_chunks(memories, chunks, pieces)
+    try:
+        near_duplicates_link(sorted(indexed))
+    except Exception:  # the vectors are stored: a failed comparison must not cost an attempt
+        logger.exception("looking for near-duplicates of %d memories failed", len(indexed))
+    return len(indexed)
 
 
 _MARK_INDEXED_SQL = """
@@ -487,9 +499,9 @@ _MARK_INDEXED_SQL = """
 
 
 @transaction.atomic
-def _store_chunks(memories: list[Memory], chunks: list[Chunk], pieces: dict[int, list[tuple[Span, str]]]) -> int:
+def _store_chunks(memories: list[Memory], chunks: list[Chunk], pieces: dict[int, list[tuple[Span, str]]]) -> set[int]:
     """Replace the chunks of each memory whose content and in-context reading are still what was
-    embedded (`pieces`); one transaction for the batch. Returns how many memories were indexed."""
+    embedded (`pieces`); one transaction for the batch. Returns the ids of the memories indexed."""
     vectors.check_serving_model_among(chunks)
     # Locked first, in id order: a deletion or edit that changes what these memories read in
     # context (it locks them too, `_reread_in_context`) has committed, or waits for this one.
@@ -504,7 +516,7 @@ def _store_chunks(memories: list[Memory], chunks: list[Chunk], pieces: dict[int,
     # the task their change queued will index them.
     Chunk.objects.filter(memory_id__in=indexed).delete()
     Chunk.objects.bulk_create(chunk for chunk in chunks if chunk.memory_id in indexed)
-    return len(indexed)
+    return indexed
 
 
 def _leave_pending(memories: list[Memory], exc: EmbeddingUnavailable) -> None:

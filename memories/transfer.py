@@ -5,11 +5,12 @@ The document (`FORMAT`, version `VERSION`):
     {"format": "gnosem-export", "version": 2, "exported_at": "...",
      "memories": [{"id", "content", "content_optimized", "compression_status", "tags",
                    "written_by", "created_at", "updated_at", "pinned", "superseded_by",
-                   "also_written_by", "revisions": [{"content", "tags", "written_by",
-                   "valid_from", "replaced_at"}, ...]}, ...]}
+                   "duplicate_of", "also_written_by", "revisions": [{"content", "tags",
+                   "written_by", "valid_from", "replaced_at"}, ...]}, ...]}
 
-Version 1 files (without the last four fields) still import. `superseded_by` names another entry
-of the same file (by its `id`); the link is restored to whatever id that entry gets.
+Version 1 files (without the last five fields) still import. `superseded_by` and `duplicate_of`
+name another entry of the same file (by its `id`); the link is restored to whatever id that entry
+gets.
 
 Import validates the whole document before writing anything, then writes everything in one
 transaction (all or nothing). It keeps timestamps and, where the owner has no memory with it yet,
@@ -40,9 +41,9 @@ from gnosem.errors import ValidationError
 from gnosem.types import Owner
 from memories.compression import awaiting_compression, guard, reset_compression
 from memories.models import (
+    MAX_ALSO_WRITTEN_BY,
     MAX_CONTENT_CHARS,
     MAX_REVISIONS_PER_MEMORY,
-    MAX_TAGS,
     CompressionStatus,
     IndexingStatus,
     Memory,
@@ -68,9 +69,12 @@ MEMORY_FIELDS = (
     "updated_at",
     "pinned",
     "superseded_by",
+    "duplicate_of",
     "also_written_by",
     "revisions",
 )
+# Fields naming another memory of the file.
+LINK_FIELDS = ("superseded_by", "duplicate_of")
 REVISION_FIELDS = ("content", "tags", "written_by", "valid_from", "replaced_at")
 # Problems listed in one refusal; the rest are counted.
 MAX_REPORTED_PROBLEMS = 10
@@ -114,6 +118,7 @@ def memory_to_export(memory: Memory) -> dict[str, Any]:
         "updated_at": memory.updated_at.isoformat(),
         "pinned": memory.pinned,
         "superseded_by": str(memory.superseded_by.public_id) if memory.superseded_by_id else None,
+        "duplicate_of": str(memory.duplicate_of.public_id) if memory.duplicate_of_id else None,
         "also_written_by": list(memory.also_written_by),
         "revisions": [
             {
@@ -217,6 +222,7 @@ class _Entry:
     compressed_dropped: bool = False
     pinned: bool = False
     superseded_by: uuid.UUID | None = None
+    duplicate_of: uuid.UUID | None = None
     also_written_by: tuple[str, ...] = ()
     revisions: tuple[MemoryRevision, ...] = ()
 
@@ -281,8 +287,8 @@ def _clean_revisions(value: object) -> tuple[MemoryRevision, ...]:
 def _clean_writers(value: object) -> tuple[str, ...]:
     if value is None:
         return ()
-    if not isinstance(value, list) or len(value) > MAX_TAGS:
-        raise ValidationError("also_written_by", f"must be a list of at most {MAX_TAGS} client names.")
+    if not isinstance(value, list) or len(value) > MAX_ALSO_WRITTEN_BY:
+        raise ValidationError("also_written_by", f"must be a list of at most {MAX_ALSO_WRITTEN_BY} client names.")
     return tuple(dict.fromkeys(clean_written_by(name) for name in value if clean_written_by(name)))
 
 
@@ -330,6 +336,7 @@ def _clean_entry(item: object) -> _Entry:
         compressed_dropped=dropped,
         pinned=pinned,
         superseded_by=_clean_id("superseded_by", item.get("superseded_by")),
+        duplicate_of=_clean_id("duplicate_of", item.get("duplicate_of")),
         also_written_by=_clean_writers(item.get("also_written_by")),
         revisions=_clean_revisions(item.get("revisions")),
     )
@@ -361,7 +368,7 @@ def _clean_document(document: object) -> list[_Entry]:
             first = first_with_id.setdefault(entry.public_id, index + 1)
             if first != index + 1:
                 problems.append(f"memory #{index + 1}: id {entry.public_id} appears twice (also #{first})")
-    problems.extend(_succession_problems(entries, first_with_id))
+    problems.extend(_link_problems(entries, first_with_id))
     if problems:
         more = len(problems) - MAX_REPORTED_PROBLEMS
         listed = "; ".join(problem.rstrip(".") for problem in problems[:MAX_REPORTED_PROBLEMS])
@@ -370,17 +377,17 @@ def _clean_document(document: object) -> list[_Entry]:
     return entries
 
 
-def _succession_problems(entries: list[_Entry], position_of: dict[uuid.UUID, int]) -> list[str]:
-    """A `superseded_by` must name another entry of the file, and following them must not loop."""
+def _link_problems(entries: list[_Entry], position_of: dict[uuid.UUID, int]) -> list[str]:
+    """A link (`superseded_by`, `duplicate_of`) must name another entry of the file, and following
+    `superseded_by` must not loop."""
     problems = []
     successor_of = {entry.public_id: entry.superseded_by for entry in entries if entry.public_id}
     for index, entry in enumerate(entries):
-        if entry.superseded_by is None:
-            continue
-        if entry.superseded_by not in position_of or entry.superseded_by == entry.public_id:
-            problems.append(
-                f"memory #{index + 1}: superseded_by {entry.superseded_by} names no other memory of the file"
-            )
+        for field in LINK_FIELDS:
+            target = getattr(entry, field)
+            if target is not None and (target not in position_of or target == entry.public_id):
+                problems.append(f"memory #{index + 1}: {field} {target} names no other memory of the file")
+        if entry.superseded_by is None or entry.superseded_by not in position_of:
             continue
         seen, current = {entry.public_id}, entry.superseded_by
         while current is not None and current not in seen:
@@ -426,7 +433,7 @@ def import_memories(*, owner: Owner, document: object, progress: Callable[[int],
             created_ids.extend(memory.pk for memory in batch)
             if progress:
                 progress(len(batch))
-        _restore_successions(owner, entries, fresh, memories)
+        _restore_links(owner, entries, fresh, memories)
         MemoryRevision.objects.bulk_create(
             [
                 MemoryRevision(memory=memory, **{field: getattr(revision, field) for field in REVISION_FIELDS})
@@ -447,22 +454,24 @@ def import_memories(*, owner: Owner, document: object, progress: Callable[[int],
     )
 
 
-def _restore_successions(owner: Owner, entries: list[_Entry], fresh: list[_Entry], memories: list[Memory]) -> None:
-    """Point each imported memory (`memories`, saved from `fresh`) the file marks superseded to its
-    successor: the memory imported for that entry or, when the successor was skipped as a
-    duplicate, the owner's memory it duplicates."""
+def _restore_links(owner: Owner, entries: list[_Entry], fresh: list[_Entry], memories: list[Memory]) -> None:
+    """Point each imported memory (`memories`, saved from `fresh`) the file links to another entry
+    (LINK_FIELDS) to the memory imported for that entry or, when that one was skipped as a
+    duplicate, to the owner's memory it duplicates."""
     imported = {entry.public_id: memory for entry, memory in zip(fresh, memories, strict=True) if entry.public_id}
-    superseded = [(entry, memory) for entry, memory in zip(fresh, memories, strict=True) if entry.superseded_by]
-    if not superseded:
-        return
     by_file_id = {entry.public_id: entry for entry in entries if entry.public_id}
-    skipped = {by_file_id[entry.superseded_by].key for entry, _ in superseded if entry.superseded_by not in imported}
-    existing = _memories_with_keys(owner, skipped)
-    for entry, memory in superseded:
-        successor = imported.get(entry.superseded_by) or existing.get(by_file_id[entry.superseded_by].key)
-        if successor is not None and successor.pk != memory.pk:  # the same text twice in the file: no link
-            memory.superseded_by = successor
-    Memory.objects.bulk_update([memory for _, memory in superseded], ["superseded_by"], batch_size=INSERT_BATCH)
+    targets = {getattr(entry, field) for entry in fresh for field in LINK_FIELDS} - {None}
+    existing = _memories_with_keys(owner, {by_file_id[target].key for target in targets - set(imported)})
+    linked: dict[int, Memory] = {}
+    for entry, memory in zip(fresh, memories, strict=True):
+        for field in LINK_FIELDS:
+            if (target := getattr(entry, field)) is None:
+                continue
+            other = imported.get(target) or existing.get(by_file_id[target].key)
+            if other is not None and other.pk != memory.pk:  # the same text twice in the file: no link
+                setattr(memory, field, other)
+                linked[memory.pk] = memory
+    Memory.objects.bulk_update(list(linked.values()), LINK_FIELDS, batch_size=INSERT_BATCH)
 
 
 def _memories_with_keys(owner: Owner, keys: set[tuple[str, datetime]]) -> dict[tuple[str, datetime], Memory]:

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
 from gnosem.errors import NotFound, QuotaExceeded, ValidationError
-from memories import health, llm, selectors, services, transfer
+from memories import health, llm, near_duplicates, selectors, services, transfer
 from memories.models import Memory
 from memories.quotas import quota_usage
 from memories.ratelimit import import_rate_limit_hit
@@ -28,6 +28,7 @@ from memories.validation import MAX_TOP_K, clean_datetime, clean_filters
 PAGE_SIZE = 25
 SEARCH_RESULTS = MAX_TOP_K  # as many as a search may return
 CHART_DAYS = 30
+DUPLICATES_PAGE_SIZE = 100
 
 
 @require_GET
@@ -103,6 +104,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             selectors.memory_writes_per_day(owner, days=CHART_DAYS), days=CHART_DAYS, today=timezone.now().date()
         ),
         "clients": selectors.memory_clients(owner),
+        "near_duplicates": selectors.near_duplicates_count(owner),
         "compression_enabled": llm.llm_configured(),
         "memories": [],
         "hits": None,
@@ -207,6 +209,48 @@ def memory_supersede(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse
         return successor
 
     return _text_form(request, memory, "memories/memory_supersede.html", save)
+
+
+def _back(request: HttpRequest, memory: Memory) -> HttpResponse:
+    """Back to the review of near-duplicates when the form came from there, else to the memory."""
+    if request.POST.get("back") == "duplicates":
+        return redirect("near_duplicates")
+    return redirect("memory_detail", public_id=memory.public_id)
+
+
+@login_required
+@require_POST
+def memory_merge(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """Merge a near-duplicate into the memory it restates (undone by Make current again)."""
+    memory = _owned_memory(request, public_id)
+    try:
+        near_duplicates.memory_merge(owner=request.user, public_id=memory.public_id)
+        messages.success(request, "Merged: it is hidden behind the memory it restates. Make current again undoes it.")
+    except ValidationError as error:
+        messages.error(request, str(error))
+    return _back(request, memory)
+
+
+@login_required
+@require_POST
+def memory_keep_apart(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """Keep a near-duplicate apart from the memory it was linked to, for good."""
+    memory = _owned_memory(request, public_id)
+    try:
+        near_duplicates.memory_keep_apart(owner=request.user, public_id=memory.public_id)
+        messages.success(request, "Kept apart: the two are not linked again.")
+    except ValidationError as error:
+        messages.error(request, str(error))
+    return _back(request, memory)
+
+
+@login_required
+@require_GET
+def near_duplicates_page(request: HttpRequest) -> HttpResponse:
+    """The near-duplicates waiting for review, each beside the memory it restates."""
+    memories = selectors.near_duplicates_to_review(request.user, limit=DUPLICATES_PAGE_SIZE)
+    context = {"memories": memories, "total": selectors.near_duplicates_count(request.user)}
+    return render(request, "memories/near_duplicates.html", context)
 
 
 @login_required

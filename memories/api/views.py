@@ -4,6 +4,7 @@ Query strings carry list and search options (`tags=a,b` or repeated `tags`); bod
 """
 
 import uuid
+from collections.abc import Callable
 from typing import TypeVar
 
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
@@ -19,11 +20,12 @@ from rest_framework.views import APIView
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
 from gnosem.errors import ValidationError
-from memories import quotas, selectors, services, transfer
+from memories import near_duplicates, quotas, selectors, services, transfer
 from memories.api import serializers as shapes
 from memories.api.errors import error_body
 from memories.api.throttles import ImportRateThrottle, TokenRateThrottle
 from memories.counting import GROUPINGS, memory_count
+from memories.models import Memory
 from memories.presenters import (
     history_to_dict,
     memory_page_to_dict,
@@ -314,11 +316,57 @@ class MemorySearchView(APIView):
         return Response(search_results_to_dict(hits, raw=raw, explain=explain, max_tokens=max_tokens))
 
 
+def _memory_action(
+    operation_id: str, summary: str, description: str, service: Callable[..., Memory], *, refusable: bool
+) -> type[APIView]:
+    """A POST on one memory that calls `service(owner=..., public_id=...)` and answers with the
+    memory; `refusable` when the service refuses some memories (400)."""
+    errors = ERRORS if refusable else ANY_REQUEST_ERRORS
+
+    class MemoryActionView(APIView):
+        @extend_schema(
+            operation_id=operation_id,
+            summary=summary,
+            description=description,
+            request=None,
+            responses={200: shapes.MemoryOut, **errors, 403: shapes.ErrorOut, 404: shapes.ErrorOut},
+        )
+        def post(self, request: Request, public_id: uuid.UUID) -> Response:
+            return Response(memory_to_dict(service(owner=request.user, public_id=public_id)))
+
+    MemoryActionView.__name__ = MemoryActionView.__qualname__ = f"{operation_id.title().replace('_', '')}View"
+    return MemoryActionView
+
+
+MemoryMergeView = _memory_action(
+    "memories_merge",
+    "Merge a near-duplicate into the memory it restates",
+    "It leaves search, lists, counts and the session context, stays stored, and `reinstate` brings it back. "
+    "400 when the memory is not linked as a near-duplicate.",
+    near_duplicates.memory_merge,
+    refusable=True,
+)
+MemoryKeepApartView = _memory_action(
+    "memories_keep_apart",
+    "Keep a near-duplicate apart from the memory it was linked to",
+    "The link goes (a merge is undone) and the two are never linked again.",
+    near_duplicates.memory_keep_apart,
+    refusable=True,
+)
+MemoryReinstateView = _memory_action(
+    "memories_reinstate",
+    "Make a superseded or merged memory current again",
+    "It returns to search, lists, counts and the session context.",
+    services.memory_reinstate,
+    refusable=False,
+)
+
+
 class MemoryHistoryView(APIView):
     @extend_schema(
         operation_id="memories_history",
         summary="A memory and its earlier versions, newest first",
-        responses={200: shapes.HistoryOut, **ERRORS, 404: shapes.ErrorOut},
+        responses={200: shapes.HistoryOut, **ANY_REQUEST_ERRORS, 404: shapes.ErrorOut},
     )
     def get(self, request: Request, public_id: uuid.UUID) -> Response:
         return Response(history_to_dict(*selectors.memory_history(owner=request.user, public_id=public_id)))

@@ -9,11 +9,12 @@ issue and slots in before fusion.
 
 import logging
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from gnosem.types import Owner
@@ -44,6 +45,8 @@ class SearchHit:
     signals: dict[str, dict]
     # How the score came about: the signals, their fused score, each factor applied after fusion.
     explanation: dict
+    # Its near-duplicates (or its original and the original's other near-duplicates): shown once, as this hit.
+    duplicates: list[Memory] = field(default_factory=list)
 
 
 def search_hybrid(
@@ -92,16 +95,25 @@ def search_hybrid(
         for entry in sorted(by_memory.values(), key=lambda entry: (-entry.score, -entry.memory_id))
     ]
     candidates.sort(key=lambda candidate: -candidate.score)
+    candidates, groups = _one_per_group(owner, candidates)
     if diversity > 0 and len(candidates) > 1:
         candidates = _diversified(owner, candidates[: top_k * DIVERSITY_POOL_PER_RESULT], model_name, diversity, top_k)
     chosen = [candidate for candidate in candidates[:top_k] if candidate.score >= min_score]
     memories = memories_of(owner).in_bulk([candidate.memory_id for candidate in chosen])
+    duplicates = _group_members(
+        owner, [groups[candidate.memory_id] for candidate in chosen if candidate.memory_id in groups]
+    )
     return [
         SearchHit(
             memory=memories[candidate.memory_id],
             score=candidate.score,
             signals=candidate.explanation["signals"],
             explanation={**candidate.explanation, "score": round(candidate.score, 6)},
+            duplicates=[
+                member
+                for member in duplicates.get(groups.get(candidate.memory_id), [])
+                if member.pk != candidate.memory_id
+            ],
         )
         for candidate in chosen
         if candidate.memory_id in memories  # deleted between ranking and loading
@@ -113,6 +125,39 @@ class _Candidate:
     memory_id: int
     score: float
     explanation: dict
+
+
+def _one_per_group(owner: Owner, candidates: list[_Candidate]) -> tuple[list[_Candidate], dict[int, int]]:
+    """The candidates with only the best of each group of near-duplicates (memories.near_duplicates),
+    and for those in a group, its original's id."""
+    ids = [candidate.memory_id for candidate in candidates]
+    links = Memory.objects.filter(owner=owner, superseded_by__isnull=True).filter(
+        Q(pk__in=ids, duplicate_of__isnull=False) | Q(duplicate_of__in=ids)
+    )
+    groups: dict[int, int] = {}
+    for memory_id, original_id in links.values_list("pk", "duplicate_of_id"):
+        groups[memory_id] = original_id
+        groups.setdefault(original_id, original_id)
+    seen: set[int] = set()
+    kept = []
+    for candidate in candidates:
+        group = groups.get(candidate.memory_id)
+        if group not in seen:
+            kept.append(candidate)
+        if group is not None:
+            seen.add(group)
+    return kept, groups
+
+
+def _group_members(owner: Owner, originals: list[int]) -> dict[int, list[Memory]]:
+    """The current memories of each of these groups of near-duplicates, by the group's original."""
+    if not originals:
+        return {}
+    members: dict[int, list[Memory]] = {}
+    group = Q(pk__in=originals) | Q(duplicate_of__in=originals)
+    for memory in memories_of(owner).filter(group, superseded_by__isnull=True).order_by("created_at", "id"):
+        members.setdefault(memory.duplicate_of_id or memory.pk, []).append(memory)
+    return members
 
 
 def _weighed(

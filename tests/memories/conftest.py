@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import transaction
 
-from memories import embedding, services, transfer
+from memories import embedding, near_duplicates, services, transfer
 from memories.models import Chunk, IndexingStatus, Memory
 from tests.memories.chat_server import ChatServer
 from tests.memories.mcp.conftest import mcp  # noqa: F401  (the MCP caller, for tests of a service through every door)
@@ -115,7 +115,8 @@ def write_dated(index) -> Callable[..., list[Memory]]:
 @pytest.fixture(scope="session")
 def import_dated(index) -> Callable[..., list[Memory]]:
     """Like `write_dated`, through an import: the same text at several times stays several
-    memories there (memory_write would return the first), so ties can be ranked."""
+    memories there (memory_write would return the first), and they are kept apart once embedded
+    (as their owner would keep two such notes of different days), so that ties can be ranked."""
 
     def import_dated(owner, *memories: tuple[str, datetime]) -> list[Memory]:
         entries = [
@@ -127,7 +128,11 @@ def import_dated(index) -> Callable[..., list[Memory]]:
                 owner=owner, document={"format": "gnosem-export", "version": 2, "memories": entries}
             )
         imported = Memory.objects.filter(owner=owner).order_by("-id")[: len(memories)]
-        return index(*sorted(imported, key=lambda memory: memory.pk))
+        indexed = index(*sorted(imported, key=lambda memory: memory.pk))
+        for memory in indexed:
+            if memory.duplicate_of_id:
+                near_duplicates.memory_keep_apart(owner=owner, public_id=memory.public_id)
+        return indexed
 
     return import_dated
 

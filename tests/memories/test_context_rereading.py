@@ -181,7 +181,7 @@ def test_a_worker_that_embedded_the_old_reading_stores_nothing_for_the_successor
     pieces = embedding_pieces(claimed)
     chunks = vectors.embed_memories(claimed, vectors.indexing_embedders(), pieces)
     services.memory_delete(owner=owner, public_id=secret.public_id)  # ...which is deleted meanwhile
-    assert services._store_chunks(claimed, chunks, pieces) == 0
+    assert services._store_chunks(claimed, chunks, pieces) == set()
     assert not Chunk.objects.filter(memory=reply).exists()
     # The task the deletion queued need not wait for that worker's lease: it embeds the reply alone.
     assert services.memories_index(memory_ids=[reply.pk]) == 1

@@ -263,7 +263,7 @@ def test_editing_content_while_it_is_being_embedded_does_not_mark_the_old_text_i
     services.memory_update(owner=owner, public_id=memory.public_id, content="second version")
     pieces = embedding_pieces(claimed)
     chunks = vectors.embed_memories(claimed, vectors.indexing_embedders(), pieces)
-    assert services._store_chunks(claimed, chunks, pieces) == 0
+    assert services._store_chunks(claimed, chunks, pieces) == set()
     memory.refresh_from_db()
     assert memory.indexing_status == IndexingStatus.PENDING
 

@@ -9,7 +9,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.tokens import token_create, token_revoke
-from memories import services, transfer
+from memories import near_duplicates, services, transfer
 from memories.models import Memory
 from tests.memories.conftest import CI_CACHE, DARK_MODE, DARK_MODE_AGAIN, DEEP_EXPORT, FONT, RAW, STANDUP
 
@@ -139,6 +139,8 @@ def test_search_diversity_pushes_a_near_duplicate_down(api, owner, write_dated):
     dark, again, font, *_ = write_dated(
         owner, (DARK_MODE, now), (DARK_MODE_AGAIN, now), (FONT, now), (STANDUP, now), (CI_CACHE, now)
     )
+    # Linked as near-duplicates they would show once; kept apart, both rank and MMR separates them.
+    near_duplicates.memory_keep_apart(owner=owner, public_id=again.public_id)
     query = {"query": "what editor settings does the user prefer?"}
     by_relevance = ids(api.get("memories/search", {**query, "diversity": "0"}))
     diverse = ids(api.get("memories/search", {**query, "diversity": "1"}))

@@ -26,6 +26,12 @@ SEARCH = "/api/v1/memories/search"
 EXPORT = "/api/v1/export"
 IMPORT = "/api/v1/import"
 USAGE = "/api/v1/usage"
+COUNT = "/api/v1/memories/count"
+HISTORY = "/api/v1/memories/{public_id}/history"
+CONTEXT = "/api/v1/context"
+MERGE = "/api/v1/memories/{public_id}/merge"
+KEEP_APART = "/api/v1/memories/{public_id}/keep-apart"
+REINSTATE = "/api/v1/memories/{public_id}/reinstate"
 
 
 def served_document() -> dict[str, Any]:
@@ -174,16 +180,36 @@ def second_import(world: World) -> HttpResponse:
     return world.send("post", IMPORT, an_export("second"))
 
 
-def mine(world: World) -> str:
-    return MEMORY.format(public_id=world.memory.public_id)
+def mine(world: World, path: str = MEMORY) -> str:
+    return path.format(public_id=world.memory.public_id)
 
 
-def theirs(world: World) -> str:
-    return MEMORY.format(public_id=world.strangers.public_id)
+def theirs(world: World, path: str = MEMORY) -> str:
+    return path.format(public_id=world.strangers.public_id)
 
 
 def compressed(world: World) -> str:
     return MEMORY.format(public_id=world.compressed.public_id)
+
+
+def linked(world: World, path: str) -> str:
+    """The compressed memory marked a near-duplicate of the other, as indexing would mark one."""
+    Memory.objects.filter(pk=world.compressed.pk).update(duplicate_of=world.memory)
+    return path.format(public_id=world.compressed.public_id)
+
+
+def memory_action_cases(path: str, *, success: Callable[[World], str], refused: str | None) -> list["Case"]:
+    """The cases of a POST acting on one memory: done, refused (when the action can be), and the errors of any."""
+    cases = [
+        Case("post", path, 200, "done", lambda w: w.send("post", success(w))),
+        Case("post", path, 401, "no token", lambda w: w.send("post", mine(w, path), token=None)),
+        Case("post", path, 403, "a read token", lambda w: w.send("post", success(w), token=w.read_token)),
+        Case("post", path, 404, "a stranger's memory", lambda w: w.send("post", theirs(w, path))),
+        Case("post", path, 429, "over the rate limit", rate_limited(lambda w: w.send("post", success(w)))),
+    ]
+    if refused:
+        cases.append(Case("post", path, 400, refused, lambda w: w.send("post", mine(w, path))))
+    return cases
 
 
 @dataclass(frozen=True)
@@ -233,6 +259,13 @@ CASES = [
     ),
     Case(
         "post", MEMORIES, 429, "over the rate limit", rate_limited(lambda w: w.send("post", MEMORIES, {"content": "x"}))
+    ),
+    Case(
+        "post",
+        MEMORIES,
+        200,
+        "the same text again",
+        lambda w: w.send("post", MEMORIES, {"content": "the staging database is  pg-staging-2."}),
     ),
     # GET /memories/{id}
     Case("get", MEMORY, 200, "a memory", lambda w: w.send("get", mine(w))),
@@ -302,6 +335,26 @@ CASES = [
         body_limit(100, lambda w: w.send("post", IMPORT, an_export("x" * 200))),
     ),
     Case("post", IMPORT, 429, "over the import limit", second_import),
+    # GET /memories/count
+    Case("get", COUNT, 200, "grouped by tag", lambda w: w.send("get", COUNT, group_by="tag")),
+    Case("get", COUNT, 200, "about a topic", lambda w: w.send("get", COUNT, query="databases")),
+    Case("get", COUNT, 400, "an unknown grouping", lambda w: w.send("get", COUNT, group_by="colour")),
+    Case("get", COUNT, 401, "no token", lambda w: w.send("get", COUNT, token=None)),
+    Case("get", COUNT, 429, "over the rate limit", rate_limited(lambda w: w.send("get", COUNT))),
+    # GET /memories/{id}/history
+    Case("get", HISTORY, 200, "the versions", lambda w: w.send("get", mine(w, HISTORY))),
+    Case("get", HISTORY, 401, "no token", lambda w: w.send("get", mine(w, HISTORY), token=None)),
+    Case("get", HISTORY, 404, "a stranger's memory", lambda w: w.send("get", theirs(w, HISTORY))),
+    Case("get", HISTORY, 429, "over the rate limit", rate_limited(lambda w: w.send("get", mine(w, HISTORY)))),
+    # GET /context
+    Case("get", CONTEXT, 200, "the context", lambda w: w.send("get", CONTEXT, query="deploy day", max_tokens=300)),
+    Case("get", CONTEXT, 400, "a budget under 100", lambda w: w.send("get", CONTEXT, max_tokens=99)),
+    Case("get", CONTEXT, 401, "no token", lambda w: w.send("get", CONTEXT, token=None)),
+    Case("get", CONTEXT, 429, "over the rate limit", rate_limited(lambda w: w.send("get", CONTEXT))),
+    # POST /memories/{id}/merge, /keep-apart, /reinstate
+    *memory_action_cases(MERGE, success=lambda w: linked(w, MERGE), refused="not a near-duplicate"),
+    *memory_action_cases(KEEP_APART, success=lambda w: linked(w, KEEP_APART), refused="not a near-duplicate"),
+    *memory_action_cases(REINSTATE, success=lambda w: mine(w, REINSTATE), refused=None),
     # GET /usage
     Case("get", USAGE, 200, "the usage", lambda w: w.send("get", USAGE)),
     Case("get", USAGE, 200, "the usage under a quota", quota_full(lambda w: w.send("get", USAGE))),

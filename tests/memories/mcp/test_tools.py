@@ -20,6 +20,7 @@ MEMORY_KEYS = {
     "pinned",
     "superseded_by",
     "also_written_by",
+    "duplicate_of",
 }
 READ_TOOLS = {"session_start", "memory_search", "memory_list", "memory_get", "memory_history", "memory_count"}
 WRITE_TOOLS = {"memory_write", "memory_update", "memory_delete"}
@@ -99,6 +100,7 @@ def test_memory_get_returns_the_memory_shape(mcp, owner):
         "pinned": False,
         "superseded_by": None,
         "also_written_by": [],
+        "duplicate_of": None,
     }
 
 
@@ -158,7 +160,7 @@ def test_memory_search_finds_by_exact_words_before_embedding(mcp, owner):
 
     assert [hit["id"] for hit in found["results"]] == [str(target.public_id)]
     hit = found["results"][0]
-    assert set(hit) == MEMORY_KEYS | {"score"} and 0 < hit["score"] <= 1
+    assert set(hit) == MEMORY_KEYS | {"score", "duplicates"} and 0 < hit["score"] <= 1
 
 
 def test_memory_search_applies_filters_and_top_k(mcp, owner):

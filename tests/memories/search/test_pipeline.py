@@ -142,7 +142,9 @@ def test_tags_filter_keeps_only_memories_with_all_the_tags(owner, index):
             owner=owner, content="Deploy checklist for the billing service.", tags=["billing", "ops"]
         ),
         services.memory_write(owner=owner, content="Deploy checklist for the search service.", tags=["search", "ops"]),
-        services.memory_write(owner=owner, content="Deploy checklist for the billing reports.", tags=["billing"]),
+        services.memory_write(
+            owner=owner, content="Deploy checklist for the monthly billing PDF exports.", tags=["billing"]
+        ),
     )
     assert len(search_hybrid(owner=owner, query="deploy checklist")) == 3
     hits = search_hybrid(owner=owner, query="deploy checklist", filters=MemoryFilters(tags=("billing", "ops")))

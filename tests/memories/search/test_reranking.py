@@ -7,6 +7,7 @@ import pytest
 from django.conf import settings
 
 from gnosem.errors import ValidationError
+from memories import near_duplicates
 from memories.models import Memory
 from memories.search.pipeline import search_hybrid
 from memories.selectors import MemoryFilters
@@ -66,6 +67,8 @@ def test_diversity_pushes_a_near_duplicate_below_a_different_relevant_memory(own
     dark, again, font, *_ = write_dated(
         owner, (DARK_MODE, NOW), (DARK_MODE_AGAIN, NOW), (FONT, NOW), (STANDUP, NOW), (CI_CACHE, NOW)
     )
+    # Linked as near-duplicates they would show once; kept apart, both rank and MMR separates them.
+    near_duplicates.memory_keep_apart(owner=owner, public_id=again.public_id)
     query = "what editor settings does the user prefer?"
     assert order(owner, query, diversity=0)[:3] == [dark, again, font]
     diverse = order(owner, query, diversity=1)

@@ -1,0 +1,128 @@
+"""Near-duplicates: memories that say the same as an older one in other words, found by meaning
+once they are embedded, and what the owner does with them (docs/api.md, "Keeping the memory clean").
+
+After indexing, each current memory's first chunk is compared with the owner's other current
+memories' first chunks (shortlisted by signature, like the vector signal); the most similar older
+one that reaches NEAR_DUPLICATE_MIN_SIMILARITY, shares at least NEAR_DUPLICATE_MIN_WORD_OVERLAP of
+the shorter one's search terms and has the same numbers (a restatement keeps its names, numbers
+and nouns; two remarks on one subject, or a fact and its correction to another value, do not)
+becomes its original (`duplicate_of`; that one's original when it is a duplicate itself, so a
+group has one original). Search shows a
+group once. The owner merges a duplicate into its original (it is hidden behind it, as a
+superseded memory is; undone by making it current again) or keeps the two apart (the pair is
+never linked again).
+"""
+
+import logging
+import uuid
+
+from django.db import connection, transaction
+
+from gnosem.errors import ValidationError
+from gnosem.types import Owner
+from memories.models import KeptApart, Memory
+from memories.selectors import memory_get
+from memories.vectors import serving_model_name
+
+logger = logging.getLogger(__name__)
+
+# The similarity of two memories' first chunks from which they are near-duplicates: fitted by
+# bench/hygiene.py on restatements against corrections and unrelated memories (docs/benchmarks.md,
+# "Memory hygiene").
+NEAR_DUPLICATE_MIN_SIMILARITY = 0.82
+# The share of the shorter memory's distinct search terms the other must hold too (same benchmark,
+# and the links it made between LoCoMo's conversation turns).
+NEAR_DUPLICATE_MIN_WORD_OVERLAP = 0.5
+# Chunks shortlisted by signature per memory before cosine (in-context readings among them).
+SHORTLIST = 30
+
+_NEAREST_OLDER_SQL = """
+WITH fresh AS (
+    SELECT m.id, m.owner_id, m.created_at, m.search_vector, c.embedding, c.signature
+    FROM memories_memory m
+    JOIN memories_chunk c ON c.memory_id = m.id AND c.position = 0 AND c.model = %(model)s
+    WHERE m.id = ANY(%(ids)s) AND m.superseded_by_id IS NULL
+)
+SELECT f.id, coalesce(best.duplicate_of_id, best.id)
+FROM fresh f
+CROSS JOIN LATERAL (
+    SELECT o.id, o.duplicate_of_id, 1 - (c.embedding <=> f.embedding) AS similarity
+    FROM memories_chunk c
+    JOIN memories_memory o ON o.id = c.memory_id
+    WHERE c.id = ANY(ARRAY(
+            SELECT s.id FROM memories_chunk s
+            WHERE s.owner_id = f.owner_id AND s.model = %(model)s AND s.memory_id <> f.id
+            ORDER BY s.signature <~> f.signature
+            LIMIT %(shortlist)s))
+      AND c.position = 0
+      AND o.superseded_by_id IS NULL
+      AND (o.created_at, o.id) < (f.created_at, f.id)
+      AND 1 - (c.embedding <=> f.embedding) >= %(threshold)s
+      AND (
+          SELECT count(*) FROM unnest(tsvector_to_array(o.search_vector)) AS lexeme
+          WHERE lexeme = ANY(tsvector_to_array(f.search_vector))
+      ) >= %(overlap)s * least(length(o.search_vector), length(f.search_vector))
+      AND ARRAY(SELECT n FROM unnest(tsvector_to_array(o.search_vector)) AS n WHERE n ~ '[0-9]' ORDER BY n)
+        = ARRAY(SELECT n FROM unnest(tsvector_to_array(f.search_vector)) AS n WHERE n ~ '[0-9]' ORDER BY n)
+      AND NOT EXISTS (
+          SELECT 1 FROM memories_kept_apart k
+          WHERE k.first_id = least(f.id, o.id) AND k.second_id = greatest(f.id, o.id)
+      )
+    ORDER BY similarity DESC
+    LIMIT 1
+) best
+"""
+
+
+def near_duplicates_link(memory_ids: list[int]) -> int:
+    """Link each of these (just embedded) memories to the older memory it restates, if any;
+    a link from an earlier text is dropped first. Returns how many were linked."""
+    if not memory_ids:
+        return 0
+    with transaction.atomic():
+        Memory.objects.filter(pk__in=memory_ids, superseded_by__isnull=True).update(duplicate_of=None)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _NEAREST_OLDER_SQL,
+                {
+                    "ids": memory_ids,
+                    "model": serving_model_name(),
+                    "shortlist": SHORTLIST,
+                    "threshold": NEAR_DUPLICATE_MIN_SIMILARITY,
+                    "overlap": NEAR_DUPLICATE_MIN_WORD_OVERLAP,
+                },
+            )
+            links = cursor.fetchall()
+        for memory_id, original_id in links:
+            Memory.objects.filter(pk=memory_id).update(duplicate_of=original_id)
+    return len(links)
+
+
+def _linked_duplicate(owner: Owner, public_id: uuid.UUID) -> Memory:
+    memory = memory_get(owner=owner, public_id=public_id)
+    if memory.duplicate_of_id is None:
+        raise ValidationError("id", f"memory {public_id} is not linked as a near-duplicate of another memory.")
+    return memory
+
+
+@transaction.atomic
+def memory_merge(*, owner: Owner, public_id: uuid.UUID) -> Memory:
+    """Merge a near-duplicate into its original: it leaves search, lists, counts and session_start
+    (superseded by the original), stays stored, and comes back with memory_reinstate."""
+    memory = _linked_duplicate(owner, public_id)
+    Memory.objects.filter(pk=memory.pk).update(superseded_by=memory.duplicate_of_id)
+    memory.refresh_from_db()
+    return memory
+
+
+@transaction.atomic
+def memory_keep_apart(*, owner: Owner, public_id: uuid.UUID) -> Memory:
+    """The owner judged the memory different from the one it was linked to: the link goes (a merge
+    with it is undone) and the pair is never linked again."""
+    memory = _linked_duplicate(owner, public_id)
+    first, second = sorted((memory.pk, memory.duplicate_of_id))
+    KeptApart.objects.get_or_create(first_id=first, second_id=second)
+    merged = memory.superseded_by_id == memory.duplicate_of_id
+    Memory.objects.filter(pk=memory.pk).update(duplicate_of=None, **({"superseded_by": None} if merged else {}))
+    memory.refresh_from_db()
+    return memory
