@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 # The similarity of two memories' first chunks from which they are near-duplicates: fitted by
 # bench/hygiene.py on restatements against corrections and unrelated memories (docs/benchmarks.md,
 # "Memory hygiene").
-NEAR_DUPLICATE_MIN_SIMILARITY = 0.82
+NEAR_DUPLICATE_MIN_SIMILARITY = 0.85
 # The share of the shorter memory's distinct search terms the other must hold too (same benchmark,
 # and the links it made between LoCoMo's conversation turns).
 NEAR_DUPLICATE_MIN_WORD_OVERLAP = 0.5
