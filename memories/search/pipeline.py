@@ -89,13 +89,14 @@ def search_hybrid(
         )
     by_memory = fuse(rankings, weights, lambda ids: sequence_neighbours(owner.pk, ids), model_name)
     created = {item.memory_id: item.created_at for ranking in rankings.values() for item in ranking}
+    groups = {item.memory_id: item.group for ranking in rankings.values() for item in ranking if item.group}
     window = parse_time_window(query, now)
     candidates = [
         _weighed(entry, created[entry.memory_id], window, now, half_life_days)
         for entry in sorted(by_memory.values(), key=lambda entry: (-entry.score, -entry.memory_id))
     ]
     candidates.sort(key=lambda candidate: -candidate.score)
-    candidates, groups = _one_per_group(owner, candidates)
+    candidates = _one_per_group(candidates, groups)
     if diversity > 0 and len(candidates) > 1:
         candidates = _diversified(owner, candidates[: top_k * DIVERSITY_POOL_PER_RESULT], model_name, diversity, top_k)
     chosen = [candidate for candidate in candidates[:top_k] if candidate.score >= min_score]
@@ -127,17 +128,8 @@ class _Candidate:
     explanation: dict
 
 
-def _one_per_group(owner: Owner, candidates: list[_Candidate]) -> tuple[list[_Candidate], dict[int, int]]:
-    """The candidates with only the best of each group of near-duplicates (memories.near_duplicates),
-    and for those in a group, its original's id."""
-    ids = [candidate.memory_id for candidate in candidates]
-    links = Memory.objects.filter(owner=owner, superseded_by__isnull=True).filter(
-        Q(pk__in=ids, duplicate_of__isnull=False) | Q(duplicate_of__in=ids)
-    )
-    groups: dict[int, int] = {}
-    for memory_id, original_id in links.values_list("pk", "duplicate_of_id"):
-        groups[memory_id] = original_id
-        groups.setdefault(original_id, original_id)
+def _one_per_group(candidates: list[_Candidate], groups: dict[int, int]) -> list[_Candidate]:
+    """The candidates with only the best of each group of near-duplicates (memories.near_duplicates)."""
     seen: set[int] = set()
     kept = []
     for candidate in candidates:
@@ -146,7 +138,7 @@ def _one_per_group(owner: Owner, candidates: list[_Candidate]) -> tuple[list[_Ca
             kept.append(candidate)
         if group is not None:
             seen.add(group)
-    return kept, groups
+    return kept
 
 
 def _group_members(owner: Owner, originals: list[int]) -> dict[int, list[Memory]]:

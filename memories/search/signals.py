@@ -32,6 +32,9 @@ class Ranked:
     # The memory's length in search terms, and whether it ends with a question mark (priors of fusion).
     search_length: int = 0
     is_question: bool = False
+    # Its group of near-duplicates (memories.near_duplicates): the original it restates, or itself
+    # when others restate it; None outside any group.
+    group: int | None = None
 
 
 # The vector query, in parts. A short memory's in-context reading (its predecessor's tail + itself,
@@ -98,12 +101,16 @@ lent AS ({lent}
 scored AS ({scored}
 )
 SELECT scored.memory_id, 1 - scored.distance AS similarity, found.created_at, scored.lent,
-       found.search_length, {is_question} AS is_question
+       found.search_length, {is_question} AS is_question, {group} AS near_duplicate_group
 FROM scored
 JOIN memories_memory found ON found.id = scored.memory_id {current}
 ORDER BY similarity DESC, scored.memory_id DESC
 LIMIT %(limit)s
 """)
+# The memory's group of near-duplicates (see `Ranked.group`).
+_GROUP_SQL = sql.SQL("""coalesce({table}.duplicate_of_id, CASE WHEN EXISTS (
+    SELECT 1 FROM memories_memory d WHERE d.duplicate_of_id = {table}.id AND d.superseded_by_id IS NULL
+) THEN {table}.id END)""")
 # Whether a memory's content ends with a question mark (trailing white space aside).
 _IS_QUESTION_SQL = sql.SQL("right(rtrim({table}.content, E' \\t\\r\\n'), 1) = '?'")
 # Nearest chunks fetched per wanted memory: a long memory may hold several of the nearest chunks.
@@ -141,6 +148,7 @@ def vector_ranking(
         lent=_LENT_SQL.format(predecessor=_PREDECESSOR_OF_S_SQL, filters=filters_sql + _current_sql(filters, "m")),
         scored=_SCORED_SQL,
         is_question=_IS_QUESTION_SQL.format(table=sql.Identifier("found")),
+        group=_GROUP_SQL.format(table=sql.Identifier("found")),
         current=_current_sql(filters, "found"),
     )
     with connection.cursor() as cursor:
@@ -159,8 +167,10 @@ def vector_ranking(
             },
         )
         return [
-            Ranked(memory_id, float(score), created_at, lent=lent, search_length=length, is_question=is_question)
-            for memory_id, score, created_at, lent, length, is_question in cursor.fetchall()
+            Ranked(
+                memory_id, float(score), created_at, lent=lent, search_length=length, is_question=question, group=group
+            )
+            for memory_id, score, created_at, lent, length, question, group in cursor.fetchall()
         ]
 
 
@@ -230,7 +240,8 @@ ranked AS (
     LIMIT %(limit)s
 )
 -- Only the ranked few have their content read (a long one is stored out of line).
-SELECT r.id, r.created_at, r.search_length, {is_question} AS is_question, r.score, r.coverage
+SELECT r.id, r.created_at, r.search_length, {is_question} AS is_question, r.score, r.coverage,
+       {group} AS near_duplicate_group
 FROM ranked r JOIN memories_memory m ON m.id = r.id
 ORDER BY r.score DESC, r.id DESC
 """)
@@ -249,12 +260,21 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
         k1=sql.Literal(BM25_K1),
         b=sql.Literal(BM25_B),
         is_question=_IS_QUESTION_SQL.format(table=sql.Identifier("m")),
+        group=_GROUP_SQL.format(table=sql.Identifier("m")),
     )
     with connection.cursor() as cursor:
         cursor.execute(statement, {"query": query, "owner": owner_id, "limit": limit, **filter_params})
         return [
-            Ranked(memory_id, float(score), created_at, float(coverage), search_length=length, is_question=is_question)
-            for memory_id, created_at, length, is_question, score, coverage in cursor.fetchall()
+            Ranked(
+                memory_id,
+                float(score),
+                created_at,
+                float(coverage),
+                search_length=length,
+                is_question=question,
+                group=group,
+            )
+            for memory_id, created_at, length, question, score, coverage, group in cursor.fetchall()
         ]
 
 
