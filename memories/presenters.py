@@ -268,18 +268,17 @@ SESSION_SCHEMA = _object(
 )
 
 
+def revision_to_dict(revision: MemoryRevision) -> dict[str, Any]:
+    """An earlier version (REVISION_SCHEMA), as history and export both give it."""
+    return {
+        "content": revision.content,
+        "tags": list(revision.tags),
+        "written_by": revision.written_by,
+        "valid_from": revision.valid_from.isoformat(),
+        "replaced_at": revision.replaced_at.isoformat(),
+    }
+
+
 def history_to_dict(memory: Memory, revisions: list[MemoryRevision]) -> dict[str, Any]:
     """A memory and its earlier versions (HISTORY_SCHEMA)."""
-    return {
-        "memory": memory_to_dict(memory, raw=True),
-        "revisions": [
-            {
-                "content": revision.content,
-                "tags": list(revision.tags),
-                "written_by": revision.written_by,
-                "valid_from": revision.valid_from.isoformat(),
-                "replaced_at": revision.replaced_at.isoformat(),
-            }
-            for revision in revisions
-        ],
-    }
+    return {"memory": memory_to_dict(memory, raw=True), "revisions": [revision_to_dict(r) for r in revisions]}

@@ -49,6 +49,7 @@ from memories.models import (
     Memory,
     MemoryRevision,
 )
+from memories.presenters import revision_to_dict
 from memories.queue import enqueue_compression, enqueue_indexing
 from memories.quotas import quota_check, token_estimate
 from memories.selectors import memories_of
@@ -120,16 +121,7 @@ def memory_to_export(memory: Memory) -> dict[str, Any]:
         "superseded_by": str(memory.superseded_by.public_id) if memory.superseded_by_id else None,
         "duplicate_of": str(memory.duplicate_of.public_id) if memory.duplicate_of_id else None,
         "also_written_by": list(memory.also_written_by),
-        "revisions": [
-            {
-                "content": revision.content,
-                "tags": list(revision.tags),
-                "written_by": revision.written_by,
-                "valid_from": revision.valid_from.isoformat(),
-                "replaced_at": revision.replaced_at.isoformat(),
-            }
-            for revision in memory.revisions.all()
-        ],
+        "revisions": [revision_to_dict(revision) for revision in memory.revisions.all()],
     }
 
 

@@ -218,30 +218,33 @@ def _back(request: HttpRequest, memory: Memory) -> HttpResponse:
     return redirect("memory_detail", public_id=memory.public_id)
 
 
+def _review_near_duplicate(
+    request: HttpRequest, public_id: uuid.UUID, service: Callable[..., Memory], done: str
+) -> HttpResponse:
+    """Apply a review service (merge, keep apart) to the user's memory; say `done`, or why not."""
+    memory = _owned_memory(request, public_id)
+    try:
+        service(owner=request.user, public_id=memory.public_id)
+        messages.success(request, done)
+    except ValidationError as error:
+        messages.error(request, str(error))
+    return _back(request, memory)
+
+
 @login_required
 @require_POST
 def memory_merge(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     """Merge a near-duplicate into the memory it restates (undone by Make current again)."""
-    memory = _owned_memory(request, public_id)
-    try:
-        near_duplicates.memory_merge(owner=request.user, public_id=memory.public_id)
-        messages.success(request, "Merged: it is hidden behind the memory it restates. Make current again undoes it.")
-    except ValidationError as error:
-        messages.error(request, str(error))
-    return _back(request, memory)
+    done = "Merged: it is hidden behind the memory it restates. Make current again undoes it."
+    return _review_near_duplicate(request, public_id, near_duplicates.memory_merge, done)
 
 
 @login_required
 @require_POST
 def memory_keep_apart(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     """Keep a near-duplicate apart from the memory it was linked to, for good."""
-    memory = _owned_memory(request, public_id)
-    try:
-        near_duplicates.memory_keep_apart(owner=request.user, public_id=memory.public_id)
-        messages.success(request, "Kept apart: the two are not linked again.")
-    except ValidationError as error:
-        messages.error(request, str(error))
-    return _back(request, memory)
+    done = "Kept apart: the two are not linked again."
+    return _review_near_duplicate(request, public_id, near_duplicates.memory_keep_apart, done)
 
 
 @login_required
