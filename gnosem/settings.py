@@ -172,6 +172,12 @@ GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 1.0, minimum=0.0, maxim
 GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0, maximum=10.0)
 # Embed a short memory a second time with its predecessor in front (same client, minutes before).
 GNOSEM_CONTEXT_EMBEDDING = env_bool("GNOSEM_CONTEXT_EMBEDDING", True)
+# From this many chunks (of one model) on, an owner's vector search reads an HNSW index of its own
+# (memories.vector_indexes); 0 builds none.
+GNOSEM_VECTOR_INDEX_MIN_CHUNKS = env_int("GNOSEM_VECTOR_INDEX_MIN_CHUNKS", 10_000, minimum=0)
+# Candidates an HNSW search keeps (pgvector's hnsw.ef_search): more finds more of the exact scan's
+# nearest memories, and costs more.
+GNOSEM_VECTOR_INDEX_EF_SEARCH = env_int("GNOSEM_VECTOR_INDEX_EF_SEARCH", 400, minimum=10, maximum=1000)
 # After fusion: recency decay (half-life in days, 0 = off; weight = the most an old memory can
 # lose) and MMR diversity (λ: 0 = pure relevance, 1 = maximum diversity); both per request too.
 GNOSEM_HALF_LIFE_DAYS = env_float("GNOSEM_HALF_LIFE_DAYS", 30.0, minimum=0.0)

@@ -275,6 +275,25 @@ class Chunk(models.Model):
         return f"chunk {self.position} of memory {self.memory_id} ({self.model})"
 
 
+class VectorIndex(models.Model):
+    """An HNSW index over one owner's chunks of one model, named `name` (memories.vector_indexes):
+    the vector signal reads it, instead of shortlisting every chunk by signature, once `ready`."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    dimensions = models.PositiveSmallIntegerField()
+    name = models.CharField(max_length=63, unique=True)
+    # Built and valid; until then search scans as for any owner.
+    ready = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "model"], name="vector_index_one_per_owner_model")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({'ready' if self.ready else 'building'})"
+
+
 class ServingModel(models.Model):
     """The embedding model whose vectors search reads: one row for the whole installation, so every
     web process embeds queries with the same model whatever its own GNOSEM_EMBEDDING_MODEL says.

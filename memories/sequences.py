@@ -6,9 +6,9 @@ Such memories (turns of one conversation, steps of one session) often make sense
 - indexing: a short memory with a recent same-client predecessor is embedded twice, as itself
   and as "predecessor + itself" (`embedding_pieces`); the vector signal scores a memory by its
   best chunk, so either reading can find it;
-- search: fusion passes part of each candidate's score to its sequence neighbours
-  (`sequence_neighbours`), and the vector signal lends a successor's in-context reading to its
-  predecessor (`predecessor_sql`).
+- search: fusion passes part of each candidate's score to its sequence neighbours (`neighbours_sql`,
+  read with each signal's ranking), and the vector signal lends a successor's in-context reading
+  to its predecessor (`predecessor_sql`).
 A memory's in-context reading depends on its predecessor, so deleting, editing or moving that one
 re-embeds it (`context_readers`; memories.services).
 """
@@ -49,16 +49,31 @@ WHERE m.id = ANY(%(ids)s)
 """).format(predecessor=predecessor_sql("m", "content"))
 
 
+def successor_sql(of: str) -> sql.Composed:
+    """A subquery for the id of the memory the same client wrote next after the row aliased `of`,
+    within CONTEXT_WINDOW (named parameter `window`)."""
+    return sql.SQL("""
+    SELECT n.id FROM memories_memory n
+    WHERE n.owner_id = {of}.owner_id AND n.written_by = {of}.written_by
+      AND (n.created_at, n.id) > ({of}.created_at, {of}.id) AND n.created_at <= {of}.created_at + %(window)s
+    ORDER BY n.created_at, n.id
+    LIMIT 1""").format(of=sql.Identifier(of))
+
+
+def neighbours_sql(of: str) -> sql.Composed:
+    """Two columns: the ids of the previous and the next memory in the sequence of the row aliased
+    `of` (NULL where there is none); named parameter `window`. Search reads them with its signals
+    (memories.search.signals), saving a query."""
+    return sql.SQL("({predecessor}) AS previous_id, ({successor}) AS next_id").format(
+        predecessor=predecessor_sql(of, "id"), successor=successor_sql(of)
+    )
+
+
 _NEIGHBOURS_SQL = sql.SQL("""
-SELECT m.id,
-    ({predecessor}),
-    (SELECT n.id FROM memories_memory n
-     WHERE n.owner_id = m.owner_id AND n.written_by = m.written_by
-       AND (n.created_at, n.id) > (m.created_at, m.id) AND n.created_at <= m.created_at + %(window)s
-     ORDER BY n.created_at, n.id LIMIT 1)
+SELECT m.id, {neighbours}
 FROM memories_memory m
 WHERE m.id = ANY(%(ids)s) AND m.owner_id = %(owner)s
-""").format(predecessor=predecessor_sql("m", "id"))
+""").format(neighbours=neighbours_sql("m"))
 
 
 _READERS_SQL = sql.SQL("""

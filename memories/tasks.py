@@ -11,7 +11,7 @@ from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_startup
 
-from memories import compression, health, services, vectors
+from memories import compression, health, services, vector_indexes, vectors
 
 logger = logging.getLogger(__name__)
 
@@ -88,3 +88,10 @@ def record_consumer_start() -> None:
 def worker_heartbeat_task() -> None:
     """Every minute, through the queue: tell /healthz a consumer of this queue takes tasks."""
     health.worker_heartbeat_record()
+
+
+@db_periodic_task(crontab(minute="*/10"))
+def vector_indexes_task() -> int:
+    """Every ten minutes: build the HNSW indexes of owners grown large, drop those no longer wanted."""
+    report = vector_indexes.vector_indexes_maintain(progress=logger.info)
+    return len(report.built)

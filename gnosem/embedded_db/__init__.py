@@ -55,6 +55,12 @@ _servers: dict[Path, "GnosemPostgresServer"] = {}
 _databases: set[tuple[Path, str]] = set()
 
 
+def shared_buffers_mb() -> int:
+    """The embedded server's shared buffers: a quarter of the machine's memory, from PostgreSQL's
+    default of 128 MB up to 2 GB."""
+    return min(max(psutil.virtual_memory().total // 4 // 2**20, 128), 2048)
+
+
 class EmbeddedDatabaseError(RuntimeError):
     """The embedded server cannot be run safely or at all; the message says what to do."""
 
@@ -234,6 +240,9 @@ class GnosemPostgresServer(server_module.PostgresServer):
             # "Vector first pass").
             "-o",
             "-c random_page_cost=1.1",
+            # PostgreSQL's default of 128 MB holds neither a large owner's HNSW index nor its chunks.
+            "-o",
+            f"-c shared_buffers={shared_buffers_mb()}MB",
             "-l",
             str(self.log),
             "start",

@@ -11,7 +11,6 @@ both find it (docs/benchmarks.md, "Learned fusion"). Like the weighted score fus
 reciprocal rank fusion, it keeps how much better one candidate is than the next.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -166,12 +165,12 @@ def _neighbour_features(features: dict[int, np.ndarray], pair: tuple[int | None,
     return [max((row[index] for row in rows), default=0.0) for index in (_KEYWORD_DISCOUNTED, _VECTOR)]
 
 
-def fuse(
-    rankings: dict[str, list[Ranked]],
-    weights: dict[str, float],
-    neighbours_of: Callable[[list[int]], dict[int, tuple[int | None, int | None]]],
-    model: str,
-) -> dict[int, Fused]:
+def _sequence_pairs(rankings: dict[str, list[Ranked]]) -> dict[int, tuple[int | None, int | None]]:
+    """Each candidate's (previous, next) memories in its sequence, as its signals read them."""
+    return {item.memory_id: item.neighbours for ranking in rankings.values() for item in ranking}
+
+
+def fuse(rankings: dict[str, list[Ranked]], weights: dict[str, float], model: str) -> dict[int, Fused]:
     """One score per candidate, from FUSED_FLOOR for the weakest to 1.0 for the best.
 
     With a query vector and the keyword signal on: the combination of the candidates' features
@@ -190,7 +189,7 @@ def fuse(
         theta = np.array([fitted[name] * weights.get(signal, 1.0) for name, signal in FEATURES.items()])
         scores = {
             memory_id: float(row @ theta)
-            for memory_id, row in candidate_features(rankings, neighbours_of(list(fused))).items()
+            for memory_id, row in candidate_features(rankings, _sequence_pairs(rankings)).items()
         }
     else:
         scores = {item.memory_id: item.score for ranking in rankings.values() for item in ranking}

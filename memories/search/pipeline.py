@@ -25,7 +25,6 @@ from memories.search.reranking import diversify, recency_factor
 from memories.search.signals import keyword_ranking, memory_vectors, vector_ranking
 from memories.search.time_expressions import TimeWindow, parse_time_window
 from memories.selectors import MemoryFilters, memories_of
-from memories.sequences import sequence_neighbours
 from memories.validation import clean_fraction, clean_half_life_days, clean_query, clean_top_k
 from memories.vectors import serving_model_name
 
@@ -87,7 +86,7 @@ def search_hybrid(
         rankings["vector"] = vector_ranking(
             owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=per_signal
         )
-    by_memory = fuse(rankings, weights, lambda ids: sequence_neighbours(owner.pk, ids), model_name)
+    by_memory = fuse(rankings, weights, model_name)
     created = {item.memory_id: item.created_at for ranking in rankings.values() for item in ranking}
     groups = {item.memory_id: item.group for ranking in rankings.values() for item in ranking if item.group}
     window = parse_time_window(query, now)
@@ -100,9 +99,10 @@ def search_hybrid(
     if diversity > 0 and len(candidates) > 1:
         candidates = _diversified(owner, candidates[: top_k * DIVERSITY_POOL_PER_RESULT], model_name, diversity, top_k)
     chosen = [candidate for candidate in candidates[:top_k] if candidate.score >= min_score]
-    memories = memories_of(owner).in_bulk([candidate.memory_id for candidate in chosen])
-    duplicates = _group_members(
-        owner, [groups[candidate.memory_id] for candidate in chosen if candidate.memory_id in groups]
+    memories, duplicates = _load_with_groups(
+        owner,
+        [candidate.memory_id for candidate in chosen],
+        [groups[candidate.memory_id] for candidate in chosen if candidate.memory_id in groups],
     )
     return [
         SearchHit(
@@ -141,15 +141,24 @@ def _one_per_group(candidates: list[_Candidate], groups: dict[int, int]) -> list
     return kept
 
 
-def _group_members(owner: Owner, originals: list[int]) -> dict[int, list[Memory]]:
-    """The current memories of each of these groups of near-duplicates, by the group's original."""
-    if not originals:
-        return {}
+def _load_with_groups(
+    owner: Owner, memory_ids: list[int], originals: list[int]
+) -> tuple[dict[int, Memory], dict[int, list[Memory]]]:
+    """The chosen memories by id, and the current members of each of these groups of
+    near-duplicates by the group's original, read in one query."""
+    wanted = Q(pk__in=memory_ids)
+    if originals:
+        wanted |= Q(pk__in=originals) | Q(duplicate_of__in=originals)
+    memories: dict[int, Memory] = {}
     members: dict[int, list[Memory]] = {}
-    group = Q(pk__in=originals) | Q(duplicate_of__in=originals)
-    for memory in memories_of(owner).filter(group, superseded_by__isnull=True).order_by("created_at", "id"):
-        members.setdefault(memory.duplicate_of_id or memory.pk, []).append(memory)
-    return members
+    chosen, groups = set(memory_ids), set(originals)
+    for memory in memories_of(owner).filter(wanted).order_by("created_at", "id"):
+        if memory.pk in chosen:
+            memories[memory.pk] = memory
+        group = memory.duplicate_of_id or memory.pk
+        if group in groups and memory.superseded_by_id is None:
+            members.setdefault(group, []).append(memory)
+    return memories, members
 
 
 def _weighed(

@@ -12,7 +12,7 @@ from pgvector import Vector
 from psycopg import sql
 
 from memories.selectors import MemoryFilters
-from memories.sequences import CONTEXT_WINDOW, predecessor_sql
+from memories.sequences import CONTEXT_WINDOW, neighbours_sql, predecessor_sql
 
 # BM25 parameters (Robertson & Zaragoza's usual values).
 BM25_K1 = 1.2
@@ -35,6 +35,8 @@ class Ranked:
     # Its group of near-duplicates (memories.near_duplicates): the original it restates, or itself
     # when others restate it; None outside any group.
     group: int | None = None
+    # The previous and the next memory of its sequence (memories.sequences), None where there is none.
+    neighbours: tuple[int | None, int | None] = (None, None)
 
 
 # The vector query, in parts. A short memory's in-context reading (its predecessor's tail + itself,
@@ -54,11 +56,28 @@ _SHORTLISTED_CHUNKS_SQL = sql.SQL("""FROM memories_chunk c
         LIMIT %(shortlist)s))""")
 # The nearest of those chunks by cosine; the distance is computed once per chunk and sorted by name
 # (ordering by the expression again would compute it a second time).
+_NEAREST_COLUMNS_SQL = sql.SQL("""c.memory_id, c.embedding <=> %(vector)s::halfvec AS distance,
+    (c.position > 0 AND c.start = 0) AS borrowed""")
 _NEAREST_SQL = sql.SQL("""
-    SELECT c.memory_id, c.embedding <=> %(vector)s::halfvec AS distance, (c.position > 0 AND c.start = 0) AS borrowed
+    SELECT {columns}
     {source}
     ORDER BY distance
     LIMIT %(chunks)s""")
+# The owner's nearest chunks as its HNSW index finds them (memories.vector_indexes; the expression
+# and the predicate are the index's), when it has a ready one, else as `scanned` finds them.
+_INDEXED_NEAREST_SQL = sql.SQL("""
+    SELECT * FROM (
+        SELECT {columns}
+        FROM memories_chunk c
+        WHERE c.owner_id = %(owner)s AND c.model = %(model)s
+        ORDER BY c.embedding::halfvec({dimensions}) <=> %(vector)s::halfvec({dimensions})
+        LIMIT %(chunks)s
+    ) indexed WHERE {ready}
+    UNION ALL
+    SELECT * FROM ({scanned}
+    ) scanned WHERE NOT {ready}""")
+_INDEX_READY_SQL = sql.SQL("""EXISTS (
+        SELECT FROM memories_vectorindex WHERE owner_id = %(owner)s AND model = %(model)s AND ready)""")
 # Joined only when filtering on the memories: hashing every memory costs more than the scan.
 _FILTERED_MEMORY_JOIN_SQL = sql.SQL("JOIN memories_memory m ON m.id = c.memory_id AND m.owner_id = %(owner)s")
 # A memory scores as its best chunk; its best own chunk (2, beyond any cosine distance, when there
@@ -101,7 +120,7 @@ lent AS ({lent}
 scored AS ({scored}
 )
 SELECT scored.memory_id, 1 - scored.distance AS similarity, found.created_at, scored.lent,
-       found.search_length, {is_question} AS is_question, {group} AS near_duplicate_group
+       found.search_length, {is_question} AS is_question, {group} AS near_duplicate_group, {neighbours}
 FROM scored
 JOIN memories_memory found ON found.id = scored.memory_id {current}
 ORDER BY similarity DESC, scored.memory_id DESC
@@ -121,6 +140,14 @@ CHUNKS_PER_MEMORY = 3
 SHORTLIST_PER_MEMORY = 10
 # How far below its predecessor a memory ranks when both score by the same in-context reading.
 BORROWED_YIELD = 0.001
+# The keyword signal scores the memories holding one of the query's rarest terms, or two of its
+# others: the rarest term counts as rare, and the next rarest terms while all of them together are
+# held by at most this many memories (by the owner's document frequencies). Scoring costs most of
+# the query, and in a large store a common term alone matches tens of thousands of memories that
+# score too low to rank (docs/benchmarks.md, "Scale": the keyword signal's recall against scoring
+# every match). A small store's terms all count as rare: every match is scored.
+KEYWORD_MATCHES_SCORED = 2_500
+EVERY_MATCH = 2**62
 
 
 def vector_ranking(
@@ -129,10 +156,10 @@ def vector_ranking(
     """Cosine similarity of the query to each chunk; a memory scores as its best chunk, or as its
     successor's in-context reading when that is better (see `_VECTOR_SQL`).
 
-    The cosine is computed for the chunks shortlisted by signature (`_SHORTLISTED_CHUNKS_SQL`), or with
-    `exact` for every chunk of the owner (the reference the shortlist is measured against). Both
-    are scans of the owner's rows through the owner index: an HNSW index filtered to one owner
-    returns almost nothing.
+    The nearest chunks come from the owner's HNSW index when it has one (a large owner,
+    memories.vector_indexes) and the search is not filtered; otherwise the cosine is computed for
+    the chunks shortlisted by signature (`_SHORTLISTED_CHUNKS_SQL`). With `exact` it is computed
+    for every chunk of the owner: the reference both are measured against.
     """
     filters_sql, filter_params = _filters_sql(filters)
     # Superseded memories are dropped from the nearest memories, not before: a join on every
@@ -140,15 +167,26 @@ def vector_ranking(
     owner_chunks = _OWNER_CHUNKS_SQL.format(
         join=_FILTERED_MEMORY_JOIN_SQL if filter_params else sql.SQL(""), filters=filters_sql
     )
+    nearest = _NEAREST_SQL.format(
+        columns=_NEAREST_COLUMNS_SQL,
+        source=owner_chunks if exact else _SHORTLISTED_CHUNKS_SQL.format(owner_chunks=owner_chunks),
+    )
+    if not exact and not filter_params:
+        # A filtered search would find too few of its memories among the index's nearest.
+        nearest = _INDEXED_NEAREST_SQL.format(
+            columns=_NEAREST_COLUMNS_SQL,
+            dimensions=sql.Literal(len(query_vector)),
+            ready=_INDEX_READY_SQL,
+            scanned=nearest,
+        )
     query = _VECTOR_SQL.format(
-        nearest=_NEAREST_SQL.format(
-            source=owner_chunks if exact else _SHORTLISTED_CHUNKS_SQL.format(owner_chunks=owner_chunks)
-        ),
+        nearest=nearest,
         best=_BEST_SQL,
         lent=_LENT_SQL.format(predecessor=_PREDECESSOR_OF_S_SQL, filters=filters_sql + _current_sql(filters, "m")),
         scored=_SCORED_SQL,
         is_question=_IS_QUESTION_SQL.format(table=sql.Identifier("found")),
         group=_GROUP_SQL.format(table=sql.Identifier("found")),
+        neighbours=neighbours_sql("found"),
         current=_current_sql(filters, "found"),
     )
     with connection.cursor() as cursor:
@@ -168,9 +206,16 @@ def vector_ranking(
         )
         return [
             Ranked(
-                memory_id, float(score), created_at, lent=lent, search_length=length, is_question=question, group=group
+                memory_id,
+                float(score),
+                created_at,
+                lent=lent,
+                search_length=length,
+                is_question=question,
+                group=group,
+                neighbours=tuple(neighbours),
             )
-            for memory_id, score, created_at, lent, length, question, group in cursor.fetchall()
+            for memory_id, score, created_at, lent, length, question, group, *neighbours in cursor.fetchall()
         ]
 
 
@@ -210,9 +255,26 @@ corpus AS MATERIALIZED (
     FROM memories_owner_corpus WHERE owner_id = %(owner)s
 ),
 statistics AS MATERIALIZED (
-    SELECT t.lexeme, ln(1 + (corpus.n - coalesce(s.df, 0) + 0.5) / (coalesce(s.df, 0) + 0.5)) AS idf
+    SELECT t.lexeme, coalesce(s.df, 0) AS df,
+           ln(1 + (corpus.n - coalesce(s.df, 0) + 0.5) / (coalesce(s.df, 0) + 0.5)) AS idf
     FROM terms t CROSS JOIN corpus
     LEFT JOIN memories_owner_terms s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
+),
+-- The rarest terms the owner's memories hold, while those memories number at most %(scored)s
+-- together (at least the rarest one): a candidate holds one of these, or two of the other terms
+-- held (see KEYWORD_MATCHES_SCORED).
+held AS MATERIALIZED (
+    SELECT lexeme, row_number() OVER rarest AS place, sum(df) OVER rarest AS memories
+    FROM statistics WHERE df > 0 WINDOW rarest AS (ORDER BY df, lexeme)
+),
+matching AS MATERIALIZED (
+    SELECT string_agg(clause, ' | ')::tsquery AS query FROM (
+        SELECT quote_literal(lexeme) AS clause FROM held WHERE place = 1 OR memories <= %(scored)s
+        UNION ALL
+        SELECT format('(%%L & %%L)', a.lexeme, b.lexeme)
+        FROM held a JOIN held b ON a.lexeme < b.lexeme
+        WHERE a.place > 1 AND a.memories > %(scored)s AND b.place > 1 AND b.memories > %(scored)s
+    ) clauses
 ),
 candidates AS MATERIALIZED (
     -- Keep only the query's lexemes of each matching memory: setweight marks them, ts_filter keeps them.
@@ -220,7 +282,7 @@ candidates AS MATERIALIZED (
            ts_filter(setweight(m.search_vector, 'A', (SELECT array_agg(lexeme) FROM terms)), '{{a}}') AS matched
     FROM memories_memory m
     WHERE m.owner_id = %(owner)s
-      AND m.search_vector @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
+      AND m.search_vector @@ (SELECT query FROM matching)
       {filters}
 ),
 ranked AS (
@@ -241,18 +303,22 @@ ranked AS (
 )
 -- Only the ranked few have their content read (a long one is stored out of line).
 SELECT r.id, r.created_at, r.search_length, {is_question} AS is_question, r.score, r.coverage,
-       {group} AS near_duplicate_group
+       {group} AS near_duplicate_group, {neighbours}
 FROM ranked r JOIN memories_memory m ON m.id = r.id
 ORDER BY r.score DESC, r.id DESC
 """)
 
 
-def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
+def keyword_ranking(
+    *, owner_id: int, query: str, filters: MemoryFilters, limit: int, exact: bool = False
+) -> list[Ranked]:
     """BM25 over the owner's memories, computed in PostgreSQL from the full-text index.
 
     Document frequencies and average length come from the owner's memories only (the
     trigger-maintained memories_owner_terms / memories_owner_corpus tables), so one user's
-    vocabulary never shifts another's scores.
+    vocabulary never shifts another's scores. The memories scored hold one of the query's rarer
+    terms (KEYWORD_MATCHES_SCORED); with `exact`, every memory holding any of its terms (the
+    reference that is measured against).
     """
     filters_sql, filter_params = _filters_sql(filters)
     statement = _BM25_SQL.format(
@@ -261,9 +327,20 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
         b=sql.Literal(BM25_B),
         is_question=_IS_QUESTION_SQL.format(table=sql.Identifier("m")),
         group=_GROUP_SQL.format(table=sql.Identifier("m")),
+        neighbours=neighbours_sql("m"),
     )
     with connection.cursor() as cursor:
-        cursor.execute(statement, {"query": query, "owner": owner_id, "limit": limit, **filter_params})
+        cursor.execute(
+            statement,
+            {
+                "query": query,
+                "owner": owner_id,
+                "limit": limit,
+                "window": CONTEXT_WINDOW,
+                "scored": EVERY_MATCH if exact else KEYWORD_MATCHES_SCORED,
+                **filter_params,
+            },
+        )
         return [
             Ranked(
                 memory_id,
@@ -273,8 +350,9 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
                 search_length=length,
                 is_question=question,
                 group=group,
+                neighbours=tuple(neighbours),
             )
-            for memory_id, created_at, length, question, score, coverage, group in cursor.fetchall()
+            for memory_id, created_at, length, question, score, coverage, group, *neighbours in cursor.fetchall()
         ]
 
 

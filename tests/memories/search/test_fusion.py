@@ -3,6 +3,7 @@
 the learned combination (`fuse`) in the two regimes it was fitted for: words that name the memory
 exactly, and a question in other words whose best match by meaning stands out."""
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -32,12 +33,8 @@ def ranking(*scores: float, first_id: int = 0, **details) -> list[Ranked]:
     return [Ranked(memory_id, score, NOW, **details) for memory_id, score in enumerate(scores, start=first_id)]
 
 
-def no_neighbours(ids: list[int]) -> dict:
-    return {}
-
-
-def fused_by_default_model(rankings: dict, weights: dict = WEIGHTS, neighbours_of=no_neighbours) -> dict:
-    return fuse(rankings, weights, neighbours_of, DEFAULT_MODEL_NAME)
+def fused_by_default_model(rankings: dict, weights: dict = WEIGHTS) -> dict:
+    return fuse(rankings, weights, DEFAULT_MODEL_NAME)
 
 
 def winner(fused: dict) -> int:
@@ -158,10 +155,9 @@ def test_a_memory_that_asks_counts_less_than_one_that_tells():
 def test_the_neighbour_of_a_strong_keyword_match_rises_above_its_equals():
     keyword = [Ranked(30, 9.0, NOW, coverage=1.0, search_length=10)]
     without = fused_by_default_model({"vector": flat_vector_ranking(), "keyword": keyword})
-    with_neighbour = fused_by_default_model(
-        {"vector": flat_vector_ranking(), "keyword": keyword},
-        neighbours_of=lambda ids: {31: (30, None), 30: (None, 31)},
-    )
+    vector = flat_vector_ranking()
+    vector[31] = replace(vector[31], neighbours=(30, None))  # as the signals read it from the sequence
+    with_neighbour = fused_by_default_model({"vector": vector, "keyword": [replace(keyword[0], neighbours=(None, 31))]})
     assert with_neighbour[31].score > without[31].score
     assert with_neighbour[31].score > with_neighbour[29].score  # ranked above it by meaning
 

@@ -1,0 +1,181 @@
+"""HNSW indexes for large owners (memories.vector_indexes): built for owners from the threshold on,
+read by the vector signal only for their owner and only when unfiltered, dropped when their owner
+goes or shrinks, never two builders at once, and a failed build leaves nothing behind.
+
+CREATE INDEX CONCURRENTLY cannot run inside a transaction, so these tests commit (transactional_db)."""
+
+from collections.abc import Iterator
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError
+from django.db import connection, connections
+from psycopg import sql
+
+from memories import services, vector_indexes
+from memories.embedding import get_embedder
+from memories.models import VectorIndex
+from memories.search.pipeline import search_hybrid
+from memories.search.signals import vector_ranking
+from memories.selectors import MemoryFilters
+from memories.vector_indexes import index_name, vector_indexes_maintain
+from memories.vectors import serving_model_name
+
+FACTS = [
+    "Maria is on vacation in Lisbon from August 3 to August 17.",
+    "Production deploys need two approvals in GitHub and only happen Monday to Thursday.",
+    "Postgres backups run nightly at 02:00 UTC and are kept for 30 days in the S3 bucket db-backups-eu.",
+    "The pricing page shows one card per plan instead of a comparison table.",
+    "New hires get a 14-inch laptop with 32 GB of memory.",
+    "The mobile app's onboarding flow was cut from five steps to three.",
+]
+
+
+@pytest.fixture
+def small_threshold(settings, transactional_db) -> Iterator[None]:
+    """Owners get an index from 4 chunks on; every index is dropped afterwards."""
+    settings.GNOSEM_VECTOR_INDEX_MIN_CHUNKS = 4
+    yield
+    settings.GNOSEM_VECTOR_INDEX_MIN_CHUNKS = 0
+    vector_indexes_maintain()
+
+
+def indexes_on_chunks() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'chunk_hnsw_%'")
+        return {row[0] for row in cursor.fetchall()}
+
+
+def write_facts(owner, facts=FACTS, **fields) -> list:
+    memories = [
+        services.memory_write(owner=owner, content=fact, written_by=f"client {n}", **fields)
+        for n, fact in enumerate(facts)
+    ]
+    services.memories_index(memory_ids=[memory.pk for memory in memories])
+    return memories
+
+
+def uses_index(owner, query_vector, filters: MemoryFilters | None = None) -> bool:
+    """Whether the vector signal's query for this owner reads its HNSW index (EXPLAIN ANALYZE of
+    the very statement it runs: the index scan is executed, not only planned)."""
+    statements = []
+
+    def capture(execute, statement, params, many, context):
+        statements.append((statement, params))
+        return execute(statement, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        vector_ranking(
+            owner_id=owner.pk,
+            query_vector=query_vector,
+            model=serving_model_name(),
+            filters=filters or MemoryFilters(),
+            limit=8,
+        )
+    statement, params = statements[-1]
+    with connection.cursor() as cursor:
+        # A few rows are read faster whole than through any index: planned as for a large owner.
+        cursor.execute("SET enable_seqscan = off")
+        try:
+            cursor.execute(sql.SQL("EXPLAIN (ANALYZE, COSTS OFF) ") + statement, params)
+            plan = [row[0] for row in cursor.fetchall()]
+        finally:
+            cursor.execute("RESET enable_seqscan")
+    name = index_name(owner.pk, serving_model_name())
+    return any(f"Index Scan using {name}" in line and "never executed" not in line for line in plan)
+
+
+def query_vector(text: str):
+    return get_embedder(serving_model_name()).embed([text])[0]
+
+
+def test_an_owner_from_the_threshold_on_gets_an_index_that_its_unfiltered_searches_read(small_threshold):
+    owner = get_user_model().objects.create_user(username="large")
+    small = get_user_model().objects.create_user(username="small")
+    write_facts(owner)
+    write_facts(small, FACTS[:2])
+
+    report = vector_indexes_maintain()
+
+    assert report.built == [index_name(owner.pk, serving_model_name())]
+    assert indexes_on_chunks() == set(report.built)
+    assert VectorIndex.objects.get(owner=owner).ready
+    vector = query_vector("who is away in Portugal?")
+    assert uses_index(owner, vector)
+    assert not uses_index(small, vector)
+    assert not uses_index(owner, vector, MemoryFilters(written_by="client 0"))  # filtered: scanned
+
+
+def test_the_index_finds_what_the_exact_scan_finds(small_threshold):
+    owner = get_user_model().objects.create_user(username="large")
+    write_facts(owner)
+    vector = query_vector("when do backups of the database run?")
+    model = serving_model_name()
+    exact = vector_ranking(
+        owner_id=owner.pk, query_vector=vector, model=model, filters=MemoryFilters(), limit=5, exact=True
+    )
+
+    vector_indexes_maintain()
+    indexed = vector_ranking(owner_id=owner.pk, query_vector=vector, model=model, filters=MemoryFilters(), limit=5)
+
+    assert [item.memory_id for item in indexed] == [item.memory_id for item in exact]
+    assert search_hybrid(owner=owner, query="when do backups of the database run?")[0].memory.content == FACTS[2]
+
+
+def test_a_filtered_search_of_an_indexed_owner_keeps_to_its_filters(small_threshold):
+    owner = get_user_model().objects.create_user(username="large")
+    tagged = write_facts(owner, FACTS[:1], tags=["travel"])[0]
+    write_facts(owner, FACTS[1:])
+    vector_indexes_maintain()
+
+    hits = search_hybrid(owner=owner, query="deploy approvals", filters=MemoryFilters(tags=("travel",)))
+
+    assert [hit.memory.pk for hit in hits] == [tagged.pk]
+
+
+def test_indexes_of_deleted_or_shrunk_owners_are_dropped(small_threshold):
+    leaving = get_user_model().objects.create_user(username="leaving")
+    shrinking = get_user_model().objects.create_user(username="shrinking")
+    write_facts(leaving)
+    memories = write_facts(shrinking)
+    built = set(vector_indexes_maintain().built)
+    assert len(built) == 2
+
+    leaving.delete()
+    for memory in memories[1:]:
+        services.memory_delete(owner=shrinking, public_id=memory.public_id)
+    report = vector_indexes_maintain()
+
+    assert set(report.dropped) == built
+    assert indexes_on_chunks() == set()
+    assert not VectorIndex.objects.exists()
+
+
+def test_a_second_run_waits_for_none_and_does_nothing_while_one_is_at_work(small_threshold):
+    write_facts(get_user_model().objects.create_user(username="large"))
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s)", [vector_indexes._LOCK_KEY])
+        report = vector_indexes_maintain()
+    finally:
+        other.close()
+
+    assert report.skipped and not report.built
+    assert indexes_on_chunks() == set()
+
+
+def test_a_failed_build_leaves_no_index_and_no_row_and_is_tried_again(small_threshold, monkeypatch, command):
+    owner = get_user_model().objects.create_user(username="large")
+    write_facts(owner)
+    monkeypatch.setattr(vector_indexes, "HNSW_M", 1000)  # pgvector refuses m > 100
+
+    with pytest.raises(CommandError, match="could not be built"):
+        command("vectorindexes")
+
+    assert indexes_on_chunks() == set()
+    assert not VectorIndex.objects.exists()
+    monkeypatch.undo()
+    out, _ = command("vectorindexes")
+    assert out.startswith("1 vector index(es) built, 0 dropped")
+    assert uses_index(owner, query_vector("laptop for new hires"))
