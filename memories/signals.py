@@ -1,12 +1,17 @@
 """Signal receivers of the memories app: thin callers of services."""
 
+import logging
+
 from allauth.account.signals import user_signed_up
+from django.db import DatabaseError
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
 
 from gnosem.types import Owner
 from memories.quotas import quota_create_for_signup
 from memories.vector_indexes import vector_index_session_settings
+
+logger = logging.getLogger(__name__)
 
 
 @receiver(user_signed_up, dispatch_uid="memories.quota_for_signup")
@@ -19,5 +24,9 @@ def give_signup_its_quota(sender, request, user: Owner, **kwargs) -> None:
 @receiver(connection_created, dispatch_uid="memories.vector_index_settings")
 def set_up_vector_index_searches(sender, connection, **kwargs) -> None:
     """Each new database connection searches HNSW indexes as the vector signal needs."""
-    with connection.cursor() as cursor:
-        vector_index_session_settings(cursor)
+    try:
+        with connection.cursor() as cursor:
+            vector_index_session_settings(cursor)
+    except DatabaseError:
+        # A pgvector older than 0.8 knows no iterative scans: large owners' searches then find fewer.
+        logger.warning("this PostgreSQL's pgvector does not take Gnosem's HNSW settings", exc_info=True)

@@ -20,11 +20,14 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 from psycopg import sql
 
 from memories.models import VectorIndex
 
 logger = logging.getLogger(__name__)
+
+Progress = Callable[[str], None]
 
 INDEX_PREFIX = "chunk_hnsw_"
 # Graph degree and build-time candidates (pgvector's defaults).
@@ -52,7 +55,7 @@ def index_name(owner_id: int, model: str) -> str:
     return f"{INDEX_PREFIX}{owner_id}_{hashlib.sha256(model.encode()).hexdigest()[:10]}"
 
 
-def vector_index_session_settings(cursor) -> None:
+def vector_index_session_settings(cursor: CursorWrapper) -> None:
     """Set up a new database connection for HNSW searches: keep GNOSEM_VECTOR_INDEX_EF_SEARCH
     candidates, and go on scanning (in roughly nearest order) when those yield too few rows."""
     cursor.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(settings.GNOSEM_VECTOR_INDEX_EF_SEARCH)))
@@ -65,7 +68,7 @@ SELECT owner_id, model, count(*), max(dimension) FROM memories_chunk GROUP BY ow
 """
 
 
-def vector_indexes_maintain(progress: Callable[[str], None] | None = None) -> Maintenance:
+def vector_indexes_maintain(progress: Progress | None = None) -> Maintenance:
     """Build the HNSW indexes wanted and drop the others (see the module's docstring); `progress`
     hears of each step. Does nothing when another run is at work."""
     report = Maintenance()
@@ -81,7 +84,7 @@ def vector_indexes_maintain(progress: Callable[[str], None] | None = None) -> Ma
     return report
 
 
-def _maintain(cursor, report: Maintenance, progress: Callable[[str], None]) -> None:
+def _maintain(cursor: CursorWrapper, report: Maintenance, progress: Progress) -> None:
     minimum = settings.GNOSEM_VECTOR_INDEX_MIN_CHUNKS
     cursor.execute(_COUNTS_SQL)
     counts = {(owner_id, model): (chunks, dimensions) for owner_id, model, chunks, dimensions in cursor.fetchall()}
@@ -113,7 +116,9 @@ _CREATE_SQL = sql.SQL(
 )
 
 
-def _build(cursor, owner_id: int, model: str, size: tuple[int, int], report: Maintenance, progress) -> None:
+def _build(
+    cursor: CursorWrapper, owner_id: int, model: str, size: tuple[int, int], report: Maintenance, progress: Progress
+) -> None:
     chunks, dimensions = size
     name = index_name(owner_id, model)
     progress(f"building {name}: {chunks} chunks of owner #{owner_id}, {model}")
@@ -143,12 +148,11 @@ def _build(cursor, owner_id: int, model: str, size: tuple[int, int], report: Mai
         _drop(cursor, name, report, progress, quiet=True)
         entry.delete()
         return
-    entry.ready = True
-    entry.save(update_fields=["ready"])
+    VectorIndex.objects.filter(pk=entry.pk).update(ready=True)  # gone if its owner was deleted meanwhile
     report.built.append(name)
 
 
-def _drop(cursor, name: str, report: Maintenance, progress, quiet: bool = False) -> None:
+def _drop(cursor: CursorWrapper, name: str, report: Maintenance, progress: Progress, quiet: bool = False) -> None:
     if not quiet:
         progress(f"dropping {name}")
         report.dropped.append(name)

@@ -18,6 +18,7 @@ from memories.models import VectorIndex
 from memories.search.pipeline import search_hybrid
 from memories.search.signals import vector_ranking
 from memories.selectors import MemoryFilters
+from memories.tasks import vector_indexes_task
 from memories.vector_indexes import index_name, vector_indexes_maintain
 from memories.vectors import serving_model_name
 
@@ -179,3 +180,12 @@ def test_a_failed_build_leaves_no_index_and_no_row_and_is_tried_again(small_thre
     out, _ = command("vectorindexes")
     assert out.startswith("1 vector index(es) built, 0 dropped")
     assert uses_index(owner, query_vector("laptop for new hires"))
+
+
+def test_the_workers_periodic_task_builds_what_is_missing(small_threshold):
+    owner = get_user_model().objects.create_user(username="large")
+    write_facts(owner)
+
+    assert vector_indexes_task.call_local() == 1
+    assert vector_indexes_task.call_local() == 0  # nothing left to build
+    assert indexes_on_chunks() == {index_name(owner.pk, serving_model_name())}
