@@ -333,6 +333,31 @@ class OwnerTermStatistic(models.Model):
         return f"{self.lexeme}: {self.df} (owner {self.owner_id})"
 
 
+class TermPosting(models.Model):
+    """One lexeme of one memory, for the keyword signal: its term frequency, the memory's BM25
+    length and whether the memory is current (not superseded). The keyword signal sums BM25 over
+    the query's postings, read from the primary key alone (it includes the other columns), instead
+    of visiting every matching memory.
+
+    Written only by the database: statement-level triggers on memories_memory (migration 0015)
+    keep it in step with every insert, delete, text change and supersession.
+    """
+
+    pk = models.CompositePrimaryKey("owner_id", "lexeme", "memory_id")
+    owner_id = models.BigIntegerField()
+    lexeme = models.TextField()
+    memory_id = models.BigIntegerField()
+    tf = models.IntegerField()
+    length = models.IntegerField()
+    current = models.BooleanField()
+
+    class Meta:
+        db_table = "memories_term_posting"
+
+    def __str__(self) -> str:
+        return f"{self.lexeme} in memory {self.memory_id} ({self.tf}x)"
+
+
 class OwnerCorpusStatistic(models.Model):
     """An owner's memory count and total BM25 length (for the average), kept by the same triggers."""
 

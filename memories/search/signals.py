@@ -140,14 +140,6 @@ CHUNKS_PER_MEMORY = 3
 SHORTLIST_PER_MEMORY = 10
 # How far below its predecessor a memory ranks when both score by the same in-context reading.
 BORROWED_YIELD = 0.001
-# The keyword signal scores the memories holding one of the query's rarest terms, or two of its
-# others: the rarest term counts as rare, and the next rarest terms while all of them together are
-# held by at most this many memories (by the owner's document frequencies). Scoring costs most of
-# the query, and in a large store a common term alone matches tens of thousands of memories that
-# score too low to rank (docs/benchmarks.md, "Scale": the keyword signal's recall against scoring
-# every match). A small store's terms all count as rare: every match is scored.
-KEYWORD_MATCHES_SCORED = 2_500
-EVERY_MATCH = 2**62
 
 
 def vector_ranking(
@@ -255,74 +247,45 @@ corpus AS MATERIALIZED (
     FROM memories_owner_corpus WHERE owner_id = %(owner)s
 ),
 statistics AS MATERIALIZED (
-    SELECT t.lexeme, coalesce(s.df, 0) AS df,
-           ln(1 + (corpus.n - coalesce(s.df, 0) + 0.5) / (coalesce(s.df, 0) + 0.5)) AS idf
+    SELECT t.lexeme, ln(1 + (corpus.n - coalesce(s.df, 0) + 0.5) / (coalesce(s.df, 0) + 0.5)) AS idf
     FROM terms t CROSS JOIN corpus
     LEFT JOIN memories_owner_terms s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
 ),
--- The rarest terms the owner's memories hold, while those memories number at most %(scored)s
--- together (at least the rarest one): a candidate holds one of these, or two of the other terms
--- held (see KEYWORD_MATCHES_SCORED).
-held AS MATERIALIZED (
-    SELECT lexeme, row_number() OVER rarest AS place, sum(df) OVER rarest AS memories
-    FROM statistics WHERE df > 0 WINDOW rarest AS (ORDER BY df, lexeme)
-),
-matching AS MATERIALIZED (
-    SELECT string_agg(clause, ' | ')::tsquery AS query FROM (
-        SELECT quote_literal(lexeme) AS clause FROM held WHERE place = 1 OR memories <= %(scored)s
-        UNION ALL
-        SELECT format('(%%L & %%L)', a.lexeme, b.lexeme)
-        FROM held a JOIN held b ON a.lexeme < b.lexeme
-        WHERE a.place > 1 AND a.memories > %(scored)s AND b.place > 1 AND b.memories > %(scored)s
-    ) clauses
-),
-candidates AS MATERIALIZED (
-    -- Keep only the query's lexemes of each matching memory: setweight marks them, ts_filter keeps them.
-    SELECT m.id, m.search_length, m.created_at,
-           ts_filter(setweight(m.search_vector, 'A', (SELECT array_agg(lexeme) FROM terms)), '{{a}}') AS matched
-    FROM memories_memory m
-    WHERE m.owner_id = %(owner)s
-      AND m.search_vector @@ (SELECT query FROM matching)
-      {filters}
-),
 ranked AS (
-    SELECT c.id, c.created_at, c.search_length, sum(
-        f.idf
-        * (w.tf * ({k1} + 1)) / (w.tf + {k1} * (1 - {b} + {b} * c.search_length / corpus.avgdl))
+    -- Summed over the query's postings, read from their key alone (memories.models.TermPosting).
+    SELECT p.memory_id AS id, sum(
+        f.idf * (p.tf * ({k1} + 1)) / (p.tf + {k1} * (1 - {b} + {b} * p.length / corpus.avgdl))
     ) AS score,
         sum(f.idf) / (SELECT sum(idf) FROM statistics) AS coverage
-    FROM candidates c
-    CROSS JOIN LATERAL (
-        SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(c.matched) u
-    ) w
-    JOIN statistics f ON f.lexeme = w.lexeme
+    FROM statistics f
+    JOIN memories_term_posting p ON p.owner_id = %(owner)s AND p.lexeme = f.lexeme {current}
+    {filtered}
     CROSS JOIN corpus
-    GROUP BY c.id, c.created_at, c.search_length
-    ORDER BY score DESC, c.id DESC
+    GROUP BY p.memory_id
+    ORDER BY score DESC, p.memory_id DESC
     LIMIT %(limit)s
 )
--- Only the ranked few have their content read (a long one is stored out of line).
-SELECT r.id, r.created_at, r.search_length, {is_question} AS is_question, r.score, r.coverage,
+-- Only the ranked few have their memory read (a long one's content is stored out of line).
+SELECT r.id, m.created_at, m.search_length, {is_question} AS is_question, r.score, r.coverage,
        {group} AS near_duplicate_group, {neighbours}
 FROM ranked r JOIN memories_memory m ON m.id = r.id
 ORDER BY r.score DESC, r.id DESC
 """)
+# Joined only when filtering on the memories: most searches read the postings alone.
+_FILTERED_POSTINGS_JOIN_SQL = sql.SQL("JOIN memories_memory m ON m.id = p.memory_id AND m.owner_id = %(owner)s")
 
 
-def keyword_ranking(
-    *, owner_id: int, query: str, filters: MemoryFilters, limit: int, exact: bool = False
-) -> list[Ranked]:
-    """BM25 over the owner's memories, computed in PostgreSQL from the full-text index.
+def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
+    """BM25 over the owner's memories, summed in PostgreSQL over the postings of the query's terms.
 
     Document frequencies and average length come from the owner's memories only (the
     trigger-maintained memories_owner_terms / memories_owner_corpus tables), so one user's
-    vocabulary never shifts another's scores. The memories scored hold one of the query's rarer
-    terms (KEYWORD_MATCHES_SCORED); with `exact`, every memory holding any of its terms (the
-    reference that is measured against).
+    vocabulary never shifts another's scores.
     """
     filters_sql, filter_params = _filters_sql(filters)
     statement = _BM25_SQL.format(
-        filters=filters_sql + _current_sql(filters, "m"),
+        current=sql.SQL("") if filters.include_superseded else sql.SQL("AND p.current"),
+        filtered=_FILTERED_POSTINGS_JOIN_SQL + filters_sql if filter_params else sql.SQL(""),
         k1=sql.Literal(BM25_K1),
         b=sql.Literal(BM25_B),
         is_question=_IS_QUESTION_SQL.format(table=sql.Identifier("m")),
@@ -331,15 +294,7 @@ def keyword_ranking(
     )
     with connection.cursor() as cursor:
         cursor.execute(
-            statement,
-            {
-                "query": query,
-                "owner": owner_id,
-                "limit": limit,
-                "window": CONTEXT_WINDOW,
-                "scored": EVERY_MATCH if exact else KEYWORD_MATCHES_SCORED,
-                **filter_params,
-            },
+            statement, {"query": query, "owner": owner_id, "limit": limit, "window": CONTEXT_WINDOW, **filter_params}
         )
         return [
             Ranked(

@@ -9,7 +9,6 @@ from bench import corpus
 from memories import services
 from memories.embedding import get_embedder
 from memories.models import Chunk
-from memories.search import signals
 from memories.search.signals import SHORTLIST_PER_MEMORY, keyword_ranking, memory_vectors, vector_ranking
 from memories.selectors import MemoryFilters
 from memories.vectors import serving_model_name
@@ -144,36 +143,3 @@ def test_the_shortlist_ranks_as_the_exact_scan_does(owner, index):
         assert ranked[False][0] == ranked[True][0]
         overlaps.append(len(set(ranked[False]) & set(ranked[True])) / 5)
     assert np.mean(overlaps) >= 0.9
-
-
-def test_the_keyword_signal_scores_memories_holding_a_rarer_term_and_skips_those_with_only_common_ones(
-    owner, monkeypatch
-):
-    rare = services.memory_write(owner=owner, content="The kubernetes deploy of the billing service failed.")
-    common = [services.memory_write(owner=owner, content=f"Deploy number {n} went out on time.") for n in range(4)]
-    arguments = {"owner_id": owner.pk, "query": "kubernetes deploy", "filters": MemoryFilters(), "limit": 10}
-    # "kubernetes" is held by one memory, "deploy" by five: together more than two.
-    monkeypatch.setattr(signals, "KEYWORD_MATCHES_SCORED", 2)
-
-    scored = keyword_ranking(**arguments)
-    exact = keyword_ranking(**arguments, exact=True)
-
-    assert [item.memory_id for item in scored] == [rare.pk]
-    assert exact[0].memory_id == rare.pk
-    assert {item.memory_id for item in exact[1:]} == {memory.pk for memory in common}
-    assert (scored[0].score, scored[0].coverage) == (exact[0].score, exact[0].coverage)  # scored on every term
-    monkeypatch.setattr(signals, "KEYWORD_MATCHES_SCORED", 6)
-    assert [item.memory_id for item in keyword_ranking(**arguments)] == [item.memory_id for item in exact]
-
-
-def test_a_memory_holding_two_common_terms_is_scored_though_none_of_them_is_rare(owner, monkeypatch):
-    rare = services.memory_write(owner=owner, content="Kubernetes runs in the Frankfurt region.")
-    both = [services.memory_write(owner=owner, content=f"Deploy {n} of billing went out.") for n in range(3)]
-    for n in range(3):
-        services.memory_write(owner=owner, content=f"Deploy {n} of search went out.")
-    # "kubernetes" is held by one memory, "billing" by three, "deploy" by six.
-    monkeypatch.setattr(signals, "KEYWORD_MATCHES_SCORED", 2)
-
-    scored = keyword_ranking(owner_id=owner.pk, query="kubernetes billing deploy", filters=MemoryFilters(), limit=10)
-
-    assert {item.memory_id for item in scored} == {rare.pk, *(memory.pk for memory in both)}
