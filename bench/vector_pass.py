@@ -9,8 +9,10 @@ var/scale). Two tables:
   unit vector's coordinates, which spread about N(0, 1/d)), the recall of the 40 best memories
   when the cosine ranks only the `n` chunks nearest by Hamming distance, computed in numpy over
   the owner's vectors (best chunk per memory, no lending);
-- shortlist: `vector_ranking` itself, exact and with 5, 10 and 15 shortlisted chunks per wanted
-  memory (10 ships): p50 / p95 latency and the recall of its 40 memories against the exact scan's.
+- shortlist: `vector_ranking` itself, exact, through the owner's HNSW index when it has one (an
+  owner of 10,000 chunks or more, memories.vector_indexes), and with 5, 10 and 15 shortlisted
+  chunks per wanted memory (10 ships for owners without an index): p50 / p95 latency and the
+  recall of its 40 memories against the exact scan's.
 """
 
 import argparse
@@ -25,12 +27,14 @@ from bench.environment import setup_django
 setup_django("scale")
 
 import numpy as np  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
-from django.db import connection  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 
 from bench import corpus  # noqa: E402
 from bench.scale import USER_PREFIX  # noqa: E402
 from memories.embedding import get_embedder  # noqa: E402
+from memories.models import VectorIndex  # noqa: E402
 from memories.search import signals  # noqa: E402
 from memories.selectors import MemoryFilters  # noqa: E402
 from memories.vectors import serving_model_name  # noqa: E402
@@ -95,19 +99,27 @@ def shortlist_table(owner_id: int, model: str, queries: np.ndarray) -> None:
     print(f"{'':>22} {'p50 ms':>7} {'p95 ms':>7} {'recall':>7} {'lowest':>7}")
     times = [elapsed for _, elapsed in exact]
     print(f"{'exact scan':>22} {np.percentile(times, 50):7.1f} {np.percentile(times, 95):7.1f} {1:7.4f} {1:7.3f}")
-    shipped = signals.SHORTLIST_PER_MEMORY
-    for per_memory in (5, 10, 15):
-        signals.SHORTLIST_PER_MEMORY = per_memory
+
+    def row(label: str) -> None:
         runs = [ranked(query, exact=False) for query in queries]
         recalls = [
             len(found & reference) / len(reference) for (found, _), (reference, _) in zip(runs, exact, strict=True)
         ]
         times = [elapsed for _, elapsed in runs]
-        label = f"{per_memory} per memory" + (" (ships)" if per_memory == shipped else "")
         print(
             f"{label:>22} {np.percentile(times, 50):7.1f} {np.percentile(times, 95):7.1f} "
             f"{statistics.mean(recalls):7.4f} {min(recalls):7.3f}"
         )
+
+    if VectorIndex.objects.filter(owner_id=owner_id, model=model, ready=True).exists():
+        row(f"HNSW, ef_search {settings.GNOSEM_VECTOR_INDEX_EF_SEARCH}")
+    shipped = signals.SHORTLIST_PER_MEMORY
+    with transaction.atomic():  # the owner's HNSW index unread meanwhile, and ready again after
+        VectorIndex.objects.filter(owner_id=owner_id).update(ready=False)
+        for per_memory in (5, 10, 15):
+            signals.SHORTLIST_PER_MEMORY = per_memory
+            row(f"{per_memory} per memory" + (" (ships)" if per_memory == shipped else ""))
+        transaction.set_rollback(True)
     signals.SHORTLIST_PER_MEMORY = shipped
 
 
