@@ -188,7 +188,7 @@ def settle() -> None:
     build the large owners' HNSW indexes, as a worker does within ten minutes."""
     start = time.perf_counter()
     with connection.cursor() as cursor:
-        cursor.execute("VACUUM (ANALYZE) memories_memory, memories_chunk, memories_owner_terms")
+        cursor.execute("VACUUM (ANALYZE) memories_memory, memories_chunk, memories_owner_terms, memories_term_posting")
     print(f"vacuumed and analysed in {time.perf_counter() - start:.0f} s", flush=True)
     start = time.perf_counter()
     built = vector_indexes_maintain().built
