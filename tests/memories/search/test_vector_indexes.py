@@ -189,3 +189,27 @@ def test_the_workers_periodic_task_builds_what_is_missing(small_threshold):
     assert vector_indexes_task.call_local() == 1
     assert vector_indexes_task.call_local() == 0  # nothing left to build
     assert indexes_on_chunks() == {index_name(owner.pk, serving_model_name())}
+
+
+def test_a_restatement_by_an_indexed_owner_is_linked_through_its_index(small_threshold):
+    owner = get_user_model().objects.create_user(username="large")
+    original = write_facts(owner)[2]  # the backups
+    vector_indexes_maintain()
+    statements = []
+
+    def capture(execute, statement, params, many, context):
+        statements.append(str(statement))
+        return execute(statement, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        restated = services.memory_write(
+            owner=owner,
+            content="Postgres backups run every night at 02:00 UTC and are kept 30 days in the S3 bucket "
+            "db-backups-eu.",
+            written_by="another client",
+        )
+        services.memories_index(memory_ids=[restated.pk])
+
+    restated.refresh_from_db()
+    assert restated.duplicate_of_id == original.pk
+    assert any("<=> f.embedding::halfvec" in statement for statement in statements)
