@@ -36,8 +36,8 @@ NEAR_DUPLICATE_MIN_SIMILARITY = 0.85
 NEAR_DUPLICATE_MIN_WORD_OVERLAP = 0.5
 # Chunks shortlisted by signature per memory before cosine (in-context readings among them).
 SHORTLIST = 30
-# Candidates an owner's HNSW index keeps for that shortlist (0.8 ms a memory at 10,000 memories
-# and 1 ms at 100,000, against 2.7 and 30 ms by signature; docs/benchmarks.md, "Scale").
+# Candidates an owner's HNSW index keeps for that shortlist, far fewer than a search needs
+# (docs/benchmarks.md, "Scale": the near-duplicate check through the index).
 INDEXED_EF_SEARCH = 100
 
 # The fresh memory's nearest chunks of its owner: by signature, or, for an owner with an HNSW index
@@ -107,7 +107,7 @@ def near_duplicates_link(memory_ids: list[int]) -> int:
     with transaction.atomic():
         Memory.objects.filter(pk__in=memory_ids, superseded_by__isnull=True).update(duplicate_of=None)
         with connection.cursor() as cursor:
-            if indexes:  # a shortlist of 30 needs far fewer candidates than a search's
+            if indexes:
                 cursor.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(INDEXED_EF_SEARCH)))
             for owner_id, ids in batches.items():
                 shortlist = (
