@@ -8,7 +8,7 @@ import time
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection
+from django.db import OperationalError, connection
 from django.db.models import Count, Min, Q
 from django.http import HttpRequest
 from django.utils import timezone
@@ -87,13 +87,33 @@ def worker_state() -> dict:
 def health_report() -> dict:
     """`status` is ok, degraded (the queue, the worker or the embedding endpoint has a problem:
     writes are kept, indexing waits) or unavailable (the database cannot be reached); `problems`
-    says what is degraded."""
+    says what is degraded.
+
+    A kept connection whose server died a moment ago can pass Django's health check and then
+    fail a query: the report is then made once more on a new connection, which starts a stopped
+    embedded server again."""
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        queue = queue_state()
+        return _report()
+    except OperationalError:
+        if connection.in_atomic_block:
+            raise
+        connection.close()
+        try:
+            return _report()
+        except Exception as exc:
+            return _unavailable(exc)
     except Exception as exc:  # connection refused, embedded server failing to start, ...
-        return {"status": "unavailable", "problems": [f"database: error: {type(exc).__name__}"]}
+        return _unavailable(exc)
+
+
+def _unavailable(exc: Exception) -> dict:
+    return {"status": "unavailable", "problems": [f"database: error: {type(exc).__name__}"]}
+
+
+def _report() -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    queue = queue_state()
     worker = worker_state()
     problems = []
     if queue["backend"].startswith("error"):
