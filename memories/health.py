@@ -94,9 +94,9 @@ def health_report() -> dict:
     embedded server again."""
     try:
         return _report()
-    except OperationalError:
-        if connection.in_atomic_block:
-            raise
+    except OperationalError as exc:
+        if connection.in_atomic_block:  # a connection cannot be replaced inside a transaction
+            return _unavailable(exc)
         connection.close()
         try:
             return _report()

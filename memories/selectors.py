@@ -200,11 +200,15 @@ def memories_superseded_by(memory: Memory) -> list[Memory]:
     return list(memories_of(memory.owner).filter(superseded_by=memory).order_by("-created_at", "-id"))
 
 
+def _unmerged_near_duplicates(owner: Owner) -> QuerySet[Memory]:
+    return Memory.objects.filter(owner=owner, duplicate_of__isnull=False, superseded_by__isnull=True)
+
+
 def near_duplicates_to_review(owner: Owner, *, limit: int) -> list[Memory]:
     """The owner's near-duplicates not merged yet, newest first, each with its original loaded."""
-    duplicates = Memory.objects.filter(owner=owner, duplicate_of__isnull=False, superseded_by__isnull=True)
     return list(
-        duplicates.select_related("duplicate_of")
+        _unmerged_near_duplicates(owner)
+        .select_related("duplicate_of")
         .defer("search_vector", "duplicate_of__search_vector")
         .order_by("-created_at", "-id")[:limit]
     )
@@ -212,4 +216,4 @@ def near_duplicates_to_review(owner: Owner, *, limit: int) -> list[Memory]:
 
 def near_duplicates_count(owner: Owner) -> int:
     """How many of the owner's near-duplicates wait for review (not merged yet)."""
-    return Memory.objects.filter(owner=owner, duplicate_of__isnull=False, superseded_by__isnull=True).count()
+    return _unmerged_near_duplicates(owner).count()

@@ -58,8 +58,10 @@ def index_name(owner_id: int, model: str) -> str:
 def vector_index_session_settings(cursor: CursorWrapper) -> None:
     """Set up a new database connection for HNSW searches: keep GNOSEM_VECTOR_INDEX_EF_SEARCH
     candidates, and go on scanning (in roughly nearest order) when those yield too few rows."""
-    cursor.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(settings.GNOSEM_VECTOR_INDEX_EF_SEARCH)))
-    cursor.execute("SET hnsw.iterative_scan = relaxed_order")
+    cursor.execute(
+        "SELECT set_config('hnsw.ef_search', %s, false), set_config('hnsw.iterative_scan', 'relaxed_order', false)",
+        [str(settings.GNOSEM_VECTOR_INDEX_EF_SEARCH)],
+    )
 
 
 _EXISTING_SQL = "SELECT indexname FROM pg_indexes WHERE tablename = 'memories_chunk' AND indexname LIKE %s"
