@@ -14,7 +14,7 @@ from psycopg import sql
 
 from memories import services, vector_indexes
 from memories.embedding import get_embedder
-from memories.models import VectorIndex
+from memories.models import Memory, VectorIndex
 from memories.search.pipeline import search_hybrid
 from memories.search.signals import vector_ranking
 from memories.selectors import MemoryFilters
@@ -110,9 +110,11 @@ def test_an_owner_from_the_threshold_on_gets_an_index_that_its_unfiltered_search
     assert not uses_index(owner, vector, MemoryFilters(written_by="client 0"))  # filtered: scanned
 
 
-def test_the_index_finds_what_the_exact_scan_finds(small_threshold):
+def test_the_index_finds_what_the_exact_scan_finds_and_only_the_owners(small_threshold):
     owner = get_user_model().objects.create_user(username="large")
+    stranger = get_user_model().objects.create_user(username="stranger with the same facts")
     write_facts(owner)
+    write_facts(stranger)  # indexed too, and just as near
     vector = query_vector("when do backups of the database run?")
     model = serving_model_name()
     exact = vector_ranking(
@@ -123,6 +125,9 @@ def test_the_index_finds_what_the_exact_scan_finds(small_threshold):
     indexed = vector_ranking(owner_id=owner.pk, query_vector=vector, model=model, filters=MemoryFilters(), limit=5)
 
     assert [item.memory_id for item in indexed] == [item.memory_id for item in exact]
+    assert set(Memory.objects.filter(pk__in=[item.memory_id for item in indexed]).values_list("owner", flat=True)) == {
+        owner.pk
+    }
     assert search_hybrid(owner=owner, query="when do backups of the database run?")[0].memory.content == FACTS[2]
 
 
