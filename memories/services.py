@@ -515,7 +515,7 @@ def _store_chunks(memories: list[Memory], chunks: list[Chunk], pieces: dict[int,
     # The others were edited or deleted while we embedded, or what they read in context was:
     # the task their change queued will index them.
     Chunk.objects.filter(memory_id__in=indexed).delete()
-    Chunk.objects.bulk_create(chunk for chunk in chunks if chunk.memory_id in indexed)
+    vectors.chunks_copy([chunk for chunk in chunks if chunk.memory_id in indexed])
     return indexed
 
 

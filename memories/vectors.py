@@ -13,6 +13,9 @@ Until that switch, search embeds queries with the old model and finds every memo
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
+from pgvector import HalfVector
+from pgvector.psycopg.halfvec import register_halfvec_info
+from psycopg.types import TypeInfo
 
 from memories import embedding
 from memories.chunking import Span
@@ -68,6 +71,38 @@ def embed_memories(
             for position, (span, _) in enumerate(pieces[memory.pk])
         ]
     return chunks
+
+
+_COPY_CHUNKS_SQL = """
+    COPY memories_chunk (memory_id, owner_id, position, start, "end", model, dimension, embedding)
+    FROM STDIN (FORMAT BINARY)
+"""
+_CHUNK_COLUMN_TYPES = ["bigint", "integer", "smallint", "integer", "integer", "varchar", "smallint", "halfvec"]
+
+
+def chunks_copy(chunks: list[Chunk]) -> None:
+    """Insert these unsaved chunks with one binary COPY: each vector goes as its half-precision
+    bytes, not as the text of its numbers that an INSERT's parameters would need."""
+    if not chunks:
+        return
+    with connection.cursor() as cursor:
+        psycopg_cursor = cursor.cursor
+        register_halfvec_info(psycopg_cursor, TypeInfo.fetch(psycopg_cursor.connection, "halfvec"))
+        with psycopg_cursor.copy(_COPY_CHUNKS_SQL) as copy:
+            copy.set_types(_CHUNK_COLUMN_TYPES)
+            for chunk in chunks:
+                copy.write_row(
+                    (
+                        chunk.memory_id,
+                        chunk.owner_id,
+                        chunk.position,
+                        chunk.start,
+                        chunk.end,
+                        chunk.model,
+                        chunk.dimension,
+                        HalfVector(chunk.embedding),
+                    )
+                )
 
 
 def check_serving_model_among(chunks: list[Chunk]) -> None:
