@@ -166,10 +166,19 @@ GNOSEM_REQUEUE_AFTER_SECONDS = env_int("GNOSEM_REQUEUE_AFTER_SECONDS", 300, mini
 GNOSEM_INDEXING_LEASE_SECONDS = env_int("GNOSEM_INDEXING_LEASE_SECONDS", 300, minimum=10)
 GNOSEM_INDEXING_MAX_ATTEMPTS = env_int("GNOSEM_INDEXING_MAX_ATTEMPTS", 5, minimum=1, maximum=100)
 
+# Notes (long documents): the most UTF-8 bytes one may hold (an upload's text included).
+GNOSEM_NOTE_MAX_BYTES = env_int("GNOSEM_NOTE_MAX_BYTES", 1_000_000, minimum=1_000, maximum=10_000_000)
+# A request body Django reads (REST, MCP, forms): the largest note as JSON (escapes may double it),
+# and never less than Django's own 2.5 MB.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 2 * GNOSEM_NOTE_MAX_BYTES + 65_536)
+
 # Search: each signal's part in the learned fusion is multiplied by its weight (1 = as learned,
 # 0 = the signal off).
 GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 1.0, minimum=0.0, maximum=10.0)
 GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0, maximum=10.0)
+# Graph expansion (memories through entities shared with the best results) adds up to this much to
+# a fused score (the best is 1.0); 0 turns it off. Set by measurement (docs/benchmarks.md, "Graph expansion").
+GNOSEM_WEIGHT_GRAPH = env_float("GNOSEM_WEIGHT_GRAPH", 0.05, minimum=0.0, maximum=10.0)
 # Embed a short memory a second time with its predecessor in front (same client, minutes before).
 GNOSEM_CONTEXT_EMBEDDING = env_bool("GNOSEM_CONTEXT_EMBEDDING", True)
 # From this many chunks (of one model) on, an owner's vector search reads an HNSW index of its own
@@ -305,6 +314,7 @@ GNOSEM_IMPORT_MAX_BYTES = env_int("GNOSEM_IMPORT_MAX_BYTES", 64 * 1024 * 1024, m
 # web process on every host sees the same counts.
 GNOSEM_TOKEN_RATE_LIMIT = env_request_rate("GNOSEM_TOKEN_RATE_LIMIT", "600/m")
 GNOSEM_IMPORT_RATE_LIMIT = env_request_rate("GNOSEM_IMPORT_RATE_LIMIT", "10/h")
+GNOSEM_NOTE_UPLOAD_RATE_LIMIT = env_request_rate("GNOSEM_NOTE_UPLOAD_RATE_LIMIT", "60/h")
 GNOSEM_SIGNUP_MAX_MEMORIES = env_int("GNOSEM_SIGNUP_MAX_MEMORIES", 0, minimum=0)
 GNOSEM_SIGNUP_MAX_CHARS = env_int("GNOSEM_SIGNUP_MAX_CHARS", 0, minimum=0)
 GNOSEM_SIGNUP_MAX_TOKENS = env_int("GNOSEM_SIGNUP_MAX_TOKENS", 0, minimum=0)

@@ -11,4 +11,6 @@ class MemoriesConfig(AppConfig):
         from memories import signals, tasks  # noqa: F401  (connects the receivers, registers the huey tasks)
 
         # Services send work through memories.queue, which cannot import the tasks: they call the services.
-        queue.connect(embed=tasks.embed_memories_task, compress=tasks.compress_memory_task)
+        queue.connect(
+            embed=tasks.embed_memories_task, compress=tasks.compress_memory_task, index_note=tasks.index_note_task
+        )

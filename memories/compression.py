@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import QuerySet
 from django.db.models.functions import Length
 from django.utils import timezone
 
 from gnosem.types import Owner
 from memories import llm
+from memories.graph import entities_link
 from memories.models import COMPRESSION_MIN_CHARS, CompressionStatus, Memory
 
 KEYS = (
@@ -191,7 +193,11 @@ def _record(memory: Memory, outcome: Outcome, only_pending: bool, retry_in: floa
     rows = Memory.objects.filter(pk=memory.pk, content=memory.content)
     if only_pending:
         rows = rows.filter(compression_status=CompressionStatus.PENDING)
-    return rows.update(**changes) == 1
+    with transaction.atomic():
+        stored = rows.update(**changes) == 1
+        if stored and outcome.optimized:
+            entities_link([memory.pk])  # its facts name entities
+    return stored
 
 
 def memories_to_compress(*, statuses: list[str] | None, owner: Owner | None = None) -> QuerySet[Memory]:

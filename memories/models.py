@@ -237,6 +237,181 @@ class KeptApart(models.Model):
         return f"memories {self.first_id} and {self.second_id} kept apart"
 
 
+class EntityKind(models.TextChoices):
+    PERSON = "person"
+    PROJECT = "project"
+    PLACE = "place"
+    TECHNOLOGY = "technology"
+    TOPIC = "topic"
+    TAG = "tag"
+    HANDLE = "handle"
+    IDENTIFIER = "identifier"
+    VERSION = "version"
+    PATH = "path"
+    HOST = "host"
+    NAME = "name"
+
+
+MAX_ENTITY_KEY_CHARS = 100
+MAX_ENTITY_NAME_CHARS = 200
+
+
+class Entity(models.Model):
+    """Something an owner's memories mention (a person, project, place, technology, identifier,
+    ...), once per normalised `key` (memories.entity_extraction.entity_key): the graph's nodes
+    (memories.graph)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=MAX_ENTITY_KEY_CHARS)
+    # How it was first written.
+    name = models.CharField(max_length=MAX_ENTITY_NAME_CHARS)
+    kind = models.CharField(max_length=16, choices=EntityKind.choices)
+    # When a memory last linked it (refreshed at most hourly); unmentioned entities are pruned after a day.
+    linked_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "entities"
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "key"], name="entity_unique_key_per_owner"),
+            models.CheckConstraint(condition=GreaterThan(Length("key"), 0), name="entity_key_not_empty"),
+            models.CheckConstraint(condition=Q(kind__in=EntityKind.values), name="entity_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"
+
+
+class EntityMention(models.Model):
+    """A memory mentions an entity. Two entities are linked by the memories mentioning both; a
+    mention's `weight` (memories.graph.SOURCE_WEIGHTS) says how it came about (`source`: a fact
+    key such as "fact:PERSON", "tag", or "text")."""
+
+    pk = models.CompositePrimaryKey("entity_id", "memory_id")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="mentions")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="entity_mentions")
+    source = models.CharField(max_length=32)
+    weight = models.FloatField()
+
+    class Meta:
+        db_table = "memories_entity_mention"
+        # A memory's entities (the primary key serves an entity's memories).
+        indexes = [models.Index(fields=["memory", "entity"], name="mention_memory_entity")]
+        constraints = [models.CheckConstraint(condition=Q(weight__gt=0), name="mention_weight_positive")]
+
+    def __str__(self) -> str:
+        return f"memory {self.memory_id} mentions entity {self.entity_id} ({self.source})"
+
+
+# A note's text: at most this many characters in any case (GNOSEM_NOTE_MAX_BYTES, at most 10 MB of
+# UTF-8, is the limit writes are held to).
+MAX_NOTE_CHARS = 10_000_000
+MAX_NOTE_TITLE_CHARS = 200
+MAX_NOTE_HEADING_CHARS = 200
+
+
+class NoteFormat(models.TextChoices):
+    MARKDOWN = "markdown"
+    TEXT = "text"
+    # Text taken from a PDF: shown as plain text.
+    PDF = "pdf"
+
+
+class Note(models.Model):
+    """A long document (a design doc, a runbook, meeting notes, a PDF's text) with a title and tags,
+    searched passage by passage (memories.notes). Embedded asynchronously like a memory."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, db_index=True, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notes")
+    title = models.CharField(max_length=MAX_NOTE_TITLE_CHARS)
+    content = models.TextField()
+    format = models.CharField(max_length=16, choices=NoteFormat.choices, default=NoteFormat.MARKDOWN)
+    tags = ArrayField(models.CharField(max_length=MAX_TAG_CHARS), default=list, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    indexing_status = models.CharField(max_length=16, choices=IndexingStatus.choices, default=IndexingStatus.PENDING)
+    indexing_error = models.TextField(blank=True, default="")
+    indexing_attempts = models.PositiveIntegerField(default=0)
+    # When the note last entered the queue; the sweep re-queues what waits too long.
+    indexing_queued_at = models.DateTimeField(null=True, blank=True)
+    tokens = models.GeneratedField(
+        expression=TokenEstimate("content"), output_field=models.IntegerField(), db_persist=True
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["owner", "-updated_at", "-id"], name="note_owner_newest"),
+            models.Index(fields=["indexing_status", "indexing_queued_at"], name="note_indexing_queue"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "public_id"], name="note_public_id_unique_per_owner"),
+            models.CheckConstraint(condition=GreaterThan(Length(Trim("title")), 0), name="note_title_not_blank"),
+            models.CheckConstraint(condition=GreaterThan(Length(Trim("content")), 0), name="note_content_not_blank"),
+            models.CheckConstraint(
+                condition=LessThanOrEqual(Length("content"), MAX_NOTE_CHARS), name="note_content_size"
+            ),
+            models.CheckConstraint(condition=Q(format__in=NoteFormat.values), name="note_format"),
+            models.CheckConstraint(condition=Q(indexing_status__in=IndexingStatus.values), name="note_indexing_status"),
+            models.CheckConstraint(
+                condition=LessThanOrEqual(Func(F("tags"), function="cardinality"), MAX_TAGS), name="note_tags_count"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.public_id})"
+
+
+class NoteChunk(models.Model):
+    """One passage of a note (memories.note_chunking) embedded with one model: its span in the
+    note, the headings it sits under and the text searched (title, headings, passage), whose
+    full-text vector PostgreSQL derives."""
+
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="chunks")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    heading = models.CharField(max_length=MAX_NOTE_HEADING_CHARS, blank=True, default="")
+    text = models.TextField()
+    model = models.CharField(max_length=200)
+    dimension = models.PositiveSmallIntegerField()
+    embedding = HalfVectorField()
+    search_vector = models.GeneratedField(
+        expression=ContentTsvector("text"), output_field=SearchVectorField(), db_persist=True
+    )
+
+    class Meta:
+        db_table = "memories_note_chunk"
+        indexes = [
+            models.Index(fields=["owner", "model"], name="note_chunk_owner_model"),
+            GinIndex(fields=["owner", "search_vector"], name="note_chunk_owner_search"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["note", "model", "position"], name="note_chunk_unique_position"),
+            models.CheckConstraint(condition=Q(end__gt=F("start")), name="note_chunk_nonempty_span"),
+        ]
+
+    def __str__(self) -> str:
+        return f"passage {self.position} of note {self.note_id} ({self.model})"
+
+
+class NoteMention(models.Model):
+    """A note mentions an entity (memories.graph): the graph links entities through notes too."""
+
+    pk = models.CompositePrimaryKey("entity_id", "note_id")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="note_mentions")
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="entity_mentions")
+    source = models.CharField(max_length=32)
+    weight = models.FloatField()
+
+    class Meta:
+        db_table = "memories_note_mention"
+        indexes = [models.Index(fields=["note", "entity"], name="note_mention_note_entity")]
+        constraints = [models.CheckConstraint(condition=Q(weight__gt=0), name="note_mention_weight_positive")]
+
+    def __str__(self) -> str:
+        return f"note {self.note_id} mentions entity {self.entity_id} ({self.source})"
+
+
 class Chunk(models.Model):
     """One embedded piece of a memory's raw content, for one embedding model.
 

@@ -8,7 +8,11 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from memories.budget import fit_to_budget, reading_tokens
-from memories.models import IndexingStatus, Memory, MemoryRevision
+from memories.graph import SOURCE_WEIGHTS
+from memories.graph_explore import GraphView
+from memories.models import EntityKind, IndexingStatus, Memory, MemoryRevision, Note, NoteFormat
+from memories.notes import NotePage
+from memories.search.notes import NoteHit
 from memories.search.pipeline import SearchHit
 from memories.selectors import MemoryPage
 
@@ -282,3 +286,236 @@ def revision_to_dict(revision: MemoryRevision) -> dict[str, Any]:
 def history_to_dict(memory: Memory, revisions: list[MemoryRevision]) -> dict[str, Any]:
     """A memory and its earlier versions (HISTORY_SCHEMA)."""
     return {"memory": memory_to_dict(memory, raw=True), "revisions": [revision_to_dict(r) for r in revisions]}
+
+
+GRAPH_ENTITY_SCHEMA = _object(
+    {
+        "name": {"type": "string", "description": "As first written; pass it as `entity` to explore from it."},
+        "kind": {"type": "string", "enum": list(EntityKind.values)},
+        "depth": {"type": "integer", "description": "Steps from the entry points (0: an entry point)."},
+        "memories": {"type": "integer", "description": "Current memories mentioning it."},
+        "notes": {"type": "integer", "description": "Notes mentioning it."},
+        "first_seen": {"type": ["string", "null"], "format": "date-time", "description": "Its oldest memory's date."},
+        "last_seen": {"type": ["string", "null"], "format": "date-time", "description": "Its newest memory's date."},
+    },
+    ["name", "kind", "depth", "memories", "notes", "first_seen", "last_seen"],
+)
+GRAPH_EDGE_SCHEMA = _object(
+    {
+        "source": {"type": "string", "description": "An entity's name."},
+        "target": {"type": "string", "description": "An entity's name."},
+        "weight": {
+            "type": "number",
+            "description": (
+                "Summed over the memories mentioning both: the smaller of the two mentions' weights, "
+                + ", ".join(f"{weight:g} for {source}" for source, weight in SOURCE_WEIGHTS.items())
+                + " (a fact the compressed form names, a tag, a name found in the text)."
+            ),
+        },
+        "memories": {"type": "integer", "description": "How many current memories mention both."},
+        "notes": {"type": "integer", "description": "How many notes mention both."},
+        "via": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "How they were named there: fact keys (PERSON, PROJECT, ...), tag or text.",
+        },
+        "memory_ids": {
+            "type": "array",
+            "items": {"type": "string", "format": "uuid"},
+            "description": "The newest memories mentioning both (up to 3).",
+        },
+        "note_ids": {
+            "type": "array",
+            "items": {"type": "string", "format": "uuid"},
+            "description": "The notes mentioning both, most recently changed first (up to 3; read them with note_get).",
+        },
+    },
+    ["source", "target", "weight", "memories", "notes", "via", "memory_ids", "note_ids"],
+)
+GRAPH_SCHEMA = _object(
+    {
+        "entry": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "The entities explored from: the one named, or those of the query's best results.",
+        },
+        "entities": {"type": "array", "items": GRAPH_ENTITY_SCHEMA},
+        "edges": {"type": "array", "items": GRAPH_EDGE_SCHEMA, "description": "Strongest first."},
+        "memories": {
+            "type": "array",
+            "items": MEMORY_SCHEMA,
+            "description": "The memories behind the edges, strongest edge first.",
+        },
+        "notes": {
+            "type": "array",
+            "items": _object(
+                {"id": {"type": "string", "format": "uuid"}, "title": {"type": "string"}}, ["id", "title"]
+            ),
+            "description": "The notes behind the edges (read them with note_get).",
+        },
+        **CUT_FOR_BUDGET_PROPERTIES,
+    },
+    ["entry", "entities", "edges", "memories", "notes"],
+)
+
+
+def graph_to_dict(view: GraphView, *, max_tokens: int | None = None) -> dict[str, Any]:
+    """An exploration of the graph (GRAPH_SCHEMA); `cut_for_budget` only when given `max_tokens`."""
+    cut = {"cut_for_budget": [str(memory.public_id) for memory in view.cut_for_budget]} if max_tokens else {}
+    return {
+        "entry": [entity.name for entity in view.entry],
+        "entities": [
+            {
+                "name": node.entity.name,
+                "kind": node.entity.kind,
+                "depth": node.depth,
+                "memories": node.memories,
+                "notes": node.notes,
+                "first_seen": node.first_seen.isoformat() if node.first_seen else None,
+                "last_seen": node.last_seen.isoformat() if node.last_seen else None,
+            }
+            for node in view.nodes
+        ],
+        "edges": [
+            {
+                "source": edge.source.name,
+                "target": edge.target.name,
+                "weight": edge.weight,
+                "memories": edge.memories,
+                "notes": edge.notes,
+                "via": edge.via,
+                "memory_ids": [str(public_id) for public_id in edge.memory_ids],
+                "note_ids": [str(public_id) for public_id in edge.note_ids],
+            }
+            for edge in view.edges
+        ],
+        "memories": [memory_to_dict(memory) for memory in view.memories],
+        "notes": [{"id": str(note.public_id), "title": note.title} for note in view.notes],
+        **cut,
+    }
+
+
+NOTE_PROPERTIES: dict[str, Any] = {
+    "id": {"type": "string", "format": "uuid"},
+    "title": {"type": "string"},
+    "tags": {"type": "array", "items": {"type": "string"}},
+    "format": {"type": "string", "enum": list(NoteFormat.values), "description": "pdf: text taken from a PDF."},
+    "created_at": {"type": "string", "format": "date-time"},
+    "updated_at": {"type": "string", "format": "date-time"},
+    "indexing_status": {
+        "type": "string",
+        "enum": list(IndexingStatus.values),
+        "description": "pending: not searchable yet (embedded in the background); indexed: searchable.",
+    },
+    "tokens": {"type": "integer", "description": "Estimated tokens to read the whole note."},
+}
+NOTE_SCHEMA = _object(NOTE_PROPERTIES, list(NOTE_PROPERTIES))
+NOTE_READ_SCHEMA = _object(
+    {
+        **NOTE_PROPERTIES,
+        "content": {
+            "type": "string",
+            "description": "The note's text from `start` (all of it, or what max_tokens allows).",
+        },
+        "start": {"type": "integer", "description": "Where `content` starts in the note (characters)."},
+        "next_start": {
+            "type": ["integer", "null"],
+            "description": "Where the rest starts when max_tokens cut the text (pass it as `start`); null at the end.",
+        },
+    },
+    [*NOTE_PROPERTIES, "content", "start", "next_start"],
+)
+NOTE_PAGE_SCHEMA = _object(
+    {
+        "notes": {"type": "array", "items": NOTE_SCHEMA},
+        "next_cursor": {
+            "type": ["string", "null"],
+            "description": "Pass as `cursor` for the next page; null at the end.",
+        },
+    },
+    ["notes", "next_cursor"],
+)
+SEMANTIC_HIT_SCHEMA = _object(
+    {
+        "kind": {"type": "string", "enum": ["note", "memory"]},
+        "id": {"type": "string", "format": "uuid", "description": "The note's or the memory's id."},
+        "score": {"type": "number", "description": "Relevance within its kind, 1.0 for the best."},
+        "title": {"type": "string", "description": "Notes: the note's title."},
+        "heading": {"type": "string", "description": "Notes: the headings the passage sits under ('' for none)."},
+        "passage": {"type": "string", "description": "Notes: the passage that matched best."},
+        "start": {"type": "integer", "description": "Notes: where the passage starts (note_get's `start`)."},
+        "content": {"type": "string", "description": "Memories: as memory_search returns it."},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "created_at": {"type": "string", "format": "date-time"},
+        "updated_at": {"type": "string", "format": "date-time"},
+    },
+    ["kind", "id", "score", "tags"],
+)
+SEMANTIC_RESULTS_SCHEMA = _object({"results": {"type": "array", "items": SEMANTIC_HIT_SCHEMA}}, ["results"])
+
+
+def note_to_dict(note: Note) -> dict[str, Any]:
+    """A note without its text (NOTE_SCHEMA): what writes and lists return."""
+    return {
+        "id": str(note.public_id),
+        "title": note.title,
+        "tags": list(note.tags),
+        "format": note.format,
+        "created_at": note.created_at.isoformat(),
+        "updated_at": note.updated_at.isoformat(),
+        "indexing_status": note.indexing_status,
+        "tokens": note.tokens,
+    }
+
+
+def note_read_to_dict(note: Note, *, start: int = 0, max_tokens: int | None = None) -> dict[str, Any]:
+    """A note with its text from `start` (NOTE_READ_SCHEMA), at most `max_tokens` of it (about 4
+    characters a token), cut at a line break or white space where there is one."""
+    end = len(note.content)
+    if max_tokens is not None and start + max_tokens * 4 < end:
+        end = start + max_tokens * 4
+        cut = max(note.content.rfind("\n", start, end), note.content.rfind(" ", start, end))
+        end = cut + 1 if cut > start else end
+    return {
+        **note_to_dict(note),
+        "content": note.content[start:end],
+        "start": start,
+        "next_start": end if end < len(note.content) else None,
+    }
+
+
+def note_page_to_dict(page: NotePage) -> dict[str, Any]:
+    return {"notes": [note_to_dict(note) for note in page.notes], "next_cursor": page.next_cursor}
+
+
+def semantic_results_to_dict(hits: list[NoteHit | SearchHit]) -> dict[str, Any]:
+    """semantic_search's answer (SEMANTIC_RESULTS_SCHEMA): notes with their best passage, memories as read."""
+    results = []
+    for hit in hits:
+        if isinstance(hit, NoteHit):
+            results.append(
+                {
+                    "kind": "note",
+                    "id": str(hit.note.public_id),
+                    "score": round(hit.score, 4),
+                    "title": hit.note.title,
+                    "heading": hit.heading,
+                    "passage": hit.passage,
+                    "start": hit.start,
+                    "tags": list(hit.note.tags),
+                    "updated_at": hit.note.updated_at.isoformat(),
+                }
+            )
+        else:
+            memory = memory_to_dict(hit.memory)
+            results.append(
+                {
+                    "kind": "memory",
+                    "id": memory["id"],
+                    "score": round(hit.score, 4),
+                    "content": memory["content"],
+                    "tags": memory["tags"],
+                    "created_at": memory["created_at"],
+                }
+            )
+    return {"results": results}

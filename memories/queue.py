@@ -1,5 +1,5 @@
-"""Sending work to the background queue: the one place that sends memories to be embedded or
-compressed, in batches of the size one task takes, once the current transaction commits.
+"""Sending work to the background queue: the one place that sends memories (and notes) to be
+embedded or compressed, in batches of the size one task takes, once the current transaction commits.
 
 Services call it; the huey tasks (memories.tasks) call the services, so this module cannot import
 them without a cycle: memories.apps hands them over with `connect()` in `ready()`, before any
@@ -23,9 +23,10 @@ CLAIM_BATCHES = 4
 TASKS: dict[str, TaskWrapper] = {}
 
 
-def connect(*, embed: TaskWrapper, compress: TaskWrapper) -> None:
-    """Send indexing to `embed(memory_ids)` and compression to `compress(memory_id)`."""
-    TASKS.update(embed=embed, compress=compress)
+def connect(*, embed: TaskWrapper, compress: TaskWrapper, index_note: TaskWrapper) -> None:
+    """Send indexing to `embed(memory_ids)`, compression to `compress(memory_id)` and a note's
+    indexing to `index_note(note_id)`."""
+    TASKS.update(embed=embed, compress=compress, index_note=index_note)
 
 
 def indexing_batch_size() -> int:
@@ -46,6 +47,11 @@ def enqueue_compression(memory_ids: Sequence[int]) -> None:
     (a model answers one text at a time)."""
     for memory_id in memory_ids:
         _send_on_commit("compress", memory_id)
+
+
+def enqueue_note_indexing(note_id: int) -> None:
+    """Queue a note for embedding once the current transaction commits."""
+    _send_on_commit("index_note", note_id)
 
 
 def _send_on_commit(kind: str, *args: object) -> None:

@@ -1,4 +1,5 @@
-"""Per-user quotas: how many memories, characters and estimated tokens a user may store.
+"""Per-user quotas: how many memories, characters and estimated tokens a user may store (notes'
+characters and tokens count too).
 
 A user without a Quota row (every account the operator creates) is unlimited and pays nothing
 for the check. A user with one has their row locked (SELECT ... FOR UPDATE) inside the writing
@@ -14,7 +15,7 @@ from django.db.models.functions import Coalesce, Length
 
 from gnosem.errors import QuotaExceeded
 from gnosem.types import Owner
-from memories.models import Quota
+from memories.models import Note, Quota
 from memories.selectors import memories_of
 
 
@@ -58,11 +59,20 @@ class QuotaUsage:
 
 
 def _used(owner: Owner) -> dict[str, int]:
-    return memories_of(owner).aggregate(
+    """The owner's memories, and the characters and tokens of their memories and notes together."""
+    memories = memories_of(owner).aggregate(
         memories=Count("id"),
         characters=Coalesce(Sum(Length("content")), 0),
         tokens=Coalesce(Sum("tokens_raw"), 0),
     )
+    notes = Note.objects.filter(owner=owner).aggregate(
+        characters=Coalesce(Sum(Length("content")), 0), tokens=Coalesce(Sum("tokens"), 0)
+    )
+    return {
+        "memories": memories["memories"],
+        "characters": memories["characters"] + notes["characters"],
+        "tokens": memories["tokens"] + notes["tokens"],
+    }
 
 
 def quota_usage(owner: Owner) -> QuotaUsage:
@@ -97,7 +107,7 @@ def _refusal(label: str, limit: int, have: int, adding: int) -> str:
     adds = "" if label == "memories" and adding == 1 else f" and this would add {adding:,}"
     return (
         f"Quota reached: {limit:,} {what}; you have {have:,}{adds}. Nothing was saved: delete some "
-        "memories or ask the operator to raise your quota."
+        "memories or notes, or ask the operator to raise your quota."
     )
 
 

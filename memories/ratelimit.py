@@ -82,3 +82,8 @@ def token_rate_limit_hit(token: ApiToken) -> RateDecision:
 def import_rate_limit_hit(user: Owner) -> RateDecision:
     """One import by a user, from the page or the REST API."""
     return rate_limit_hit(f"import:user:{user.pk}", settings.GNOSEM_IMPORT_RATE_LIMIT)
+
+
+def note_upload_rate_limit_hit(user: Owner) -> RateDecision:
+    """One file uploaded as a note by a user (a PDF's text may take seconds to extract)."""
+    return rate_limit_hit(f"note-upload:user:{user.pk}", settings.GNOSEM_NOTE_UPLOAD_RATE_LIMIT)

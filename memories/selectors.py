@@ -67,20 +67,20 @@ class MemoryPage:
     next_cursor: str | None
 
 
-def _encode_cursor(memory: Memory) -> str:
-    raw = json.dumps([memory.created_at.isoformat(), memory.pk]).encode()
+def encode_cursor(when: datetime, pk: int) -> str:
+    """A page's position after the row with this time and id (memory_list, note_list)."""
+    raw = json.dumps([when.isoformat(), pk]).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 _MAX_CURSOR_CHARS = 200  # a real cursor is about 60
 
 
-def _decode_cursor(cursor: str) -> tuple[datetime, int]:
-    """The (created_at, id) a cursor holds. Cursors come back from clients: anything but a
-    position written the way _encode_cursor writes it is refused before it reaches a query."""
-    invalid = ValidationError(
-        "cursor", "is not a cursor from a previous memory_list call; omit it to start at the newest."
-    )
+def decode_cursor(cursor: object, *, what: str = "memory_list") -> tuple[datetime, int]:
+    """The (time, id) a cursor holds. Cursors come back from clients: anything but a position
+    written the way `encode_cursor` writes it is refused (naming the call `what` that gives them)
+    before it reaches a query."""
+    invalid = ValidationError("cursor", f"is not a cursor from a previous {what} call; omit it to start at the newest.")
     if not isinstance(cursor, str) or len(cursor) > _MAX_CURSOR_CHARS:
         raise invalid
     try:
@@ -89,7 +89,7 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
         created_at = datetime.fromisoformat(text)
     except (binascii.Error, ValueError, TypeError, RecursionError):
         raise invalid from None
-    # fromisoformat stops at a NUL; only the exact text _encode_cursor wrote is a position.
+    # fromisoformat stops at a NUL; only the exact text encode_cursor wrote is a position.
     if not isinstance(position, list) or created_at.isoformat() != text:
         raise invalid
     if isinstance(pk, bool) or not isinstance(pk, int):  # an id out of bigint's range just matches nothing
@@ -107,12 +107,13 @@ def memory_list(*, owner: Owner, filters: MemoryFilters, limit: int, cursor: str
     """The owner's memories, newest first, `limit` at a time."""
     queryset = memories_of(owner).filter(filters.as_q()).order_by("-created_at", "-id")
     if cursor:
-        created_at, pk = _decode_cursor(cursor)
+        created_at, pk = decode_cursor(cursor)
         queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=pk))
     memories = list(queryset[: limit + 1])
     has_more = len(memories) > limit
     memories = memories[:limit]
-    return MemoryPage(memories=memories, next_cursor=_encode_cursor(memories[-1]) if has_more else None)
+    last = memories[-1] if has_more else None
+    return MemoryPage(memories=memories, next_cursor=encode_cursor(last.created_at, last.pk) if last else None)
 
 
 @dataclass(frozen=True)

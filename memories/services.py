@@ -17,6 +17,7 @@ from gnosem.types import Owner
 from memories import vectors
 from memories.chunking import Span
 from memories.compression import awaiting_compression, reset_compression
+from memories.graph import entities_link
 from memories.models import (
     MAX_ALSO_WRITTEN_BY,
     MAX_REVISIONS_PER_MEMORY,
@@ -269,6 +270,8 @@ def memory_update(
         _keep_revision(memory, *before, replaced_at=now)
     memory.updated_at = now
     memory.save()
+    if (memory.content, memory.tags) != before[:2]:
+        entities_link([memory.pk])
     if moves and sequence_neighbours(owner.pk, [memory.pk])[memory.pk][0] != previous_before:
         readers.append(memory.pk)  # under its new client it is read after another memory (or none)
     if rereading:
@@ -516,6 +519,7 @@ def _store_chunks(memories: list[Memory], chunks: list[Chunk], pieces: dict[int,
     # the task their change queued will index them.
     Chunk.objects.filter(memory_id__in=indexed).delete()
     vectors.chunks_copy([chunk for chunk in chunks if chunk.memory_id in indexed])
+    entities_link(indexed)
     return indexed
 
 

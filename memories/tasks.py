@@ -11,7 +11,7 @@ from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_startup
 
-from memories import compression, health, services, vector_indexes, vectors
+from memories import compression, graph, health, notes, services, vector_indexes, vectors
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +45,12 @@ def embed_memories_task(memory_ids: list[int]) -> int:
     return services.memories_index(memory_ids=memory_ids)
 
 
+@db_task(retries=2, retry_delay=30)
+def index_note_task(note_id: int) -> bool:
+    """Embed a note's passages."""
+    return notes.note_index(note_id)
+
+
 # Below the embedding tasks' default priority: a memory found by meaning matters more than a
 # cheaper read, and a slow model must not hold back embedding when both wait.
 @db_task(priority=-1)
@@ -67,15 +73,27 @@ def requeue_stale_memories_task() -> int:
     """Nothing is lost when a worker dies or a queue entry vanishes: re-queue what waits too long."""
     ids = services.memories_requeue_stale()
     compression_ids = services.memories_requeue_stale_compressions()
-    if ids or compression_ids:
-        logger.info("re-queued %d memories for embedding, %d for compression", len(ids), len(compression_ids))
-    return len(ids) + len(compression_ids)
+    note_ids = notes.notes_requeue_stale()
+    if ids or compression_ids or note_ids:
+        logger.info(
+            "re-queued %d memories for embedding, %d for compression, %d notes",
+            len(ids),
+            len(compression_ids),
+            len(note_ids),
+        )
+    return len(ids) + len(compression_ids) + len(note_ids)
 
 
 @db_periodic_task(crontab(minute="17"))
 def prune_term_statistics_task() -> int:
     """Hourly: drop the statistics of terms that left every memory."""
     return services.term_statistics_prune()
+
+
+@db_periodic_task(crontab(minute="23"))
+def prune_entities_task() -> int:
+    """Hourly: drop the entities no memory mentions any more."""
+    return graph.entities_prune()
 
 
 @on_startup()

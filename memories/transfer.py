@@ -1,24 +1,26 @@
-"""Export and import: every memory of one owner as one JSON document, and back.
+"""Export and import: every memory and note of one owner as one JSON document, and back.
 
 The document (`FORMAT`, version `VERSION`):
 
-    {"format": "gnosem-export", "version": 2, "exported_at": "...",
+    {"format": "gnosem-export", "version": 3, "exported_at": "...",
      "memories": [{"id", "content", "content_optimized", "compression_status", "tags",
                    "written_by", "created_at", "updated_at", "pinned", "superseded_by",
                    "duplicate_of", "also_written_by", "revisions": [{"content", "tags",
-                   "written_by", "valid_from", "replaced_at"}, ...]}, ...]}
+                   "written_by", "valid_from", "replaced_at"}, ...]}, ...],
+     "notes": [{"id", "title", "content", "format", "tags", "created_at", "updated_at"}, ...]}
 
-Version 1 files (without the last five fields) still import. `superseded_by` and `duplicate_of`
-name another entry of the same file (by its `id`); the link is restored to whatever id that entry
-gets.
+Version 1 files (without the last five fields of a memory) and version 2 files (without notes)
+still import. `superseded_by` and `duplicate_of` name another entry of the same file (by its `id`);
+the link is restored to whatever id that entry gets.
 
 Import validates the whole document before writing anything, then writes everything in one
 transaction (all or nothing). It keeps timestamps and, where the owner has no memory with it yet,
 the id (ids are unique per owner: nothing in an import's outcome depends on other users' data); it
 skips exact duplicates (same content and creation time as a memory the owner already has, or as an
-earlier entry of the file). A compressed form is kept only if it passes the guard a model's answer
-must pass (assistants read it in place of the text); otherwise it is dropped and the memory's
-compression decided afresh. Imported memories are embedded again in the background.
+earlier entry of the file; for a note, the same title too). A compressed form is kept only if it
+passes the guard a model's answer must pass (assistants read it in place of the text); otherwise it
+is dropped and the memory's compression decided afresh. Imported memories and notes are embedded
+again in the background.
 """
 
 import hashlib
@@ -32,7 +34,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Prefetch
+from django.db.models import Prefetch, QuerySet
 from django.db.models.functions import MD5
 from django.http import StreamingHttpResponse
 from django.utils import timezone
@@ -48,17 +50,21 @@ from memories.models import (
     IndexingStatus,
     Memory,
     MemoryRevision,
+    Note,
 )
+from memories.notes import clean_note_content, clean_note_format, clean_note_title, notes_of
 from memories.presenters import revision_to_dict
-from memories.queue import enqueue_compression, enqueue_indexing
+from memories.queue import enqueue_compression, enqueue_indexing, enqueue_note_indexing
 from memories.quotas import quota_check, token_estimate
 from memories.selectors import memories_of
 from memories.services import memories_reread_after_import
 from memories.validation import clean_content, clean_datetime, clean_tags, clean_written_by
 
 FORMAT = "gnosem-export"
-VERSION = 2
-READABLE_VERSIONS = (1, 2)
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
+# The first version with a "notes" list.
+NOTES_SINCE = 3
 MEMORY_FIELDS = (
     "id",
     "content",
@@ -77,10 +83,14 @@ MEMORY_FIELDS = (
 # Fields naming another memory of the file.
 LINK_FIELDS = ("superseded_by", "duplicate_of")
 REVISION_FIELDS = ("content", "tags", "written_by", "valid_from", "replaced_at")
+NOTE_FIELDS = ("id", "title", "content", "format", "tags", "created_at", "updated_at")
 # Problems listed in one refusal; the rest are counted.
 MAX_REPORTED_PROBLEMS = 10
 INSERT_BATCH = 500
 ID_LOOKUP_BATCH = 10_000
+# Notes read or inserted at once hold at most about this many bytes of text (a note can hold up to
+# GNOSEM_NOTE_MAX_BYTES, 10 MB at most: a thousand of them would not fit in memory).
+NOTE_BATCH_BYTES = 32 * 2**20
 
 
 def export_response(owner: Owner) -> StreamingHttpResponse:
@@ -125,15 +135,33 @@ def memory_to_export(memory: Memory) -> dict[str, Any]:
     }
 
 
+def note_to_export(note: Note) -> dict[str, Any]:
+    """One note as an export entry (its passages and vectors are derived: import embeds it again)."""
+    return {
+        "id": str(note.public_id),
+        "title": note.title,
+        "content": note.content,
+        "format": note.format,
+        "tags": list(note.tags),
+        "created_at": note.created_at.isoformat(),
+        "updated_at": note.updated_at.isoformat(),
+    }
+
+
+def _note_batch() -> int:
+    """How many notes to read or insert at once (NOTE_BATCH_BYTES of the largest ones)."""
+    return max(1, NOTE_BATCH_BYTES // settings.GNOSEM_NOTE_MAX_BYTES)
+
+
 def export_count(owner: Owner) -> int:
     """How many memories an export of this owner holds."""
     return memories_of(owner).count()
 
 
 def export_chunks(owner: Owner, *, progress: Callable[[int], None] | None = None) -> Iterator[str]:
-    """The owner's export document in pieces (one memory per line), oldest memory first, read
-    from the database a batch at a time so that any number of memories streams in bounded memory.
-    `progress(n)` is called after each memory written out."""
+    """The owner's export document in pieces (one memory or note per line), memories then notes,
+    each oldest first, read from the database a batch at a time so that any number of them streams
+    in bounded memory. `progress(n)` is called after each memory written out."""
     header = json.dumps({"format": FORMAT, "version": VERSION, "exported_at": timezone.now().isoformat()})
     yield header[:-1] + ', "memories": ['
     revisions = Prefetch("revisions", queryset=MemoryRevision.objects.order_by("-replaced_at", "-id"))
@@ -142,6 +170,10 @@ def export_chunks(owner: Owner, *, progress: Callable[[int], None] | None = None
         yield ("\n" if index == 0 else ",\n") + json.dumps(memory_to_export(memory), ensure_ascii=False)
         if progress:
             progress(1)
+    yield '\n], "notes": ['
+    notes = notes_of(owner).order_by("created_at", "id")
+    for index, note in enumerate(notes.iterator(chunk_size=_note_batch())):
+        yield ("\n" if index == 0 else ",\n") + json.dumps(note_to_export(note), ensure_ascii=False)
     yield "\n]}\n"
 
 
@@ -149,19 +181,26 @@ def export_chunks(owner: Owner, *, progress: Callable[[int], None] | None = None
 class ImportReport:
     """What an import did: `imported` new memories, `duplicates` skipped, how many of the imported
     ones got a new id because the owner already had theirs, and how many compressed forms were
-    dropped for failing the guard."""
+    dropped for failing the guard; then the same for notes."""
 
     imported: int
     duplicates: int
     new_ids: int
     compressed_dropped: int = 0
+    notes_imported: int = 0
+    notes_duplicates: int = 0
+    notes_new_ids: int = 0
 
     def as_dict(self) -> dict[str, int]:
+        """The shape the REST API documents (ImportReportOut)."""
         return {
             "imported": self.imported,
             "duplicates": self.duplicates,
             "new_ids": self.new_ids,
             "compressed_dropped": self.compressed_dropped,
+            "notes_imported": self.notes_imported,
+            "notes_duplicates": self.notes_duplicates,
+            "notes_new_ids": self.notes_new_ids,
         }
 
     def __str__(self) -> str:
@@ -175,7 +214,17 @@ class ImportReport:
                 if self.compressed_dropped
                 else ""
             )
+            + self._notes_summary()
             + "."
+        )
+
+    def _notes_summary(self) -> str:
+        if not self.notes_imported and not self.notes_duplicates:
+            return ""
+        return (
+            f"; {self.notes_imported} note{'' if self.notes_imported == 1 else 's'} imported, "
+            f"{self.notes_duplicates} duplicate{'' if self.notes_duplicates == 1 else 's'} skipped"
+            + (f", {self.notes_new_ids} given new ids" if self.notes_new_ids else "")
         )
 
 
@@ -223,6 +272,21 @@ class _Entry:
         return hashlib.md5(self.content.encode()).hexdigest(), self.created_at
 
 
+@dataclass(frozen=True)
+class _NoteEntry:
+    public_id: uuid.UUID | None
+    title: str
+    content: str
+    format: str
+    tags: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def key(self) -> tuple[str, str, datetime]:
+        return self.title, hashlib.md5(self.content.encode()).hexdigest(), self.created_at
+
+
 def _check_storable_text(item: dict[str, Any], fields: tuple[str, ...] = MEMORY_FIELDS) -> None:
     """PostgreSQL stores no NUL character and no lone surrogate (JSON can spell both, as a
     backslash-u 0000 or d800 escape): name the field that holds one instead of failing at the insert."""
@@ -241,16 +305,16 @@ def _check_storable_text(item: dict[str, Any], fields: tuple[str, ...] = MEMORY_
                 ) from None
 
 
-def _clean_id(field: str, value: object) -> uuid.UUID | None:
+def _clean_id(field: str, value: object, what: str = "memory") -> uuid.UUID | None:
     if value is None:
         return None
     # Only a string: anything else would be shown back whole (a list nested hundreds deep, say).
     if not isinstance(value, str):
-        raise ValidationError(field, "must be a memory id string (a UUID) or null.")
+        raise ValidationError(field, f"must be a {what} id string (a UUID) or null.")
     try:
         return uuid.UUID(value)
     except ValueError:
-        raise ValidationError(field, f"{value[:100]!r} is not a memory id (a UUID).") from None
+        raise ValidationError(field, f"{value[:100]!r} is not a {what} id (a UUID).") from None
 
 
 def _clean_revisions(value: object) -> tuple[MemoryRevision, ...]:
@@ -334,12 +398,35 @@ def _clean_entry(item: object) -> _Entry:
     )
 
 
-def _clean_document(document: object) -> list[_Entry]:
-    """Every entry checked; ValidationError listing the problems if any."""
+def _clean_note_entry(item: object) -> _NoteEntry:
+    """A note checked as note_write checks one, with its id and times."""
+    if not isinstance(item, dict):
+        raise ValidationError("note", "must be an object with at least `title`, `content` and `created_at`.")
+    unknown = set(item) - set(NOTE_FIELDS)
+    if unknown:
+        raise ValidationError("note", f"unknown field(s) {', '.join(sorted(unknown))}.")
+    if "created_at" not in item:
+        raise ValidationError("created_at", "is missing; every exported note has its creation time.")
+    _check_storable_text(item, NOTE_FIELDS)
+    created_at = clean_datetime("created_at", item["created_at"])
+    return _NoteEntry(
+        public_id=_clean_id("id", item.get("id"), what="note"),
+        title=clean_note_title(item.get("title")),
+        content=clean_note_content(item.get("content")),
+        format=clean_note_format(item.get("format")),
+        tags=clean_tags(item.get("tags")),
+        created_at=created_at,
+        updated_at=clean_datetime("updated_at", item.get("updated_at")) or created_at,
+    )
+
+
+def _clean_document(document: object) -> tuple[list[_Entry], list[_NoteEntry]]:
+    """Every entry checked (memories, then notes); ValidationError listing the problems if any."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValidationError("file", f'is not a Gnosem export: expected an object with "format": "{FORMAT}".')
     version = document.get("version")
-    readable = " and ".join(str(number) for number in READABLE_VERSIONS)
+    *earlier, last = READABLE_VERSIONS
+    readable = f"{', '.join(map(str, earlier))} and {last}"
     if type(version) is not int:  # not `true` (== 1 in Python), not 1.0
         raise ValidationError("file", f'"version" must be a whole number; this server reads versions {readable}.')
     if version not in READABLE_VERSIONS:
@@ -347,6 +434,15 @@ def _clean_document(document: object) -> list[_Entry]:
     items = document.get("memories")
     if not isinstance(items, list):
         raise ValidationError("file", '"memories" must be a list.')
+    if "notes" in document and version < NOTES_SINCE:
+        raise ValidationError(
+            "file",
+            f'has "notes", which need export format version {NOTES_SINCE}; this file says version {version}. '
+            "Export again from the server it came from, or leave the notes out.",
+        )
+    note_items = document.get("notes", [])
+    if not isinstance(note_items, list):
+        raise ValidationError("file", '"notes" must be a list.')
     entries, problems = [], []
     first_with_id: dict[uuid.UUID, int] = {}
     for index, item in enumerate(items):
@@ -361,12 +457,25 @@ def _clean_document(document: object) -> list[_Entry]:
             if first != index + 1:
                 problems.append(f"memory #{index + 1}: id {entry.public_id} appears twice (also #{first})")
     problems.extend(_link_problems(entries, first_with_id))
+    note_entries: list[_NoteEntry] = []
+    first_note_with_id: dict[uuid.UUID, int] = {}
+    for index, item in enumerate(note_items):
+        try:
+            note_entry = _clean_note_entry(item)
+        except ValidationError as error:
+            problems.append(f"note #{index + 1}: {error}")
+            continue
+        note_entries.append(note_entry)
+        if note_entry.public_id is not None:
+            first = first_note_with_id.setdefault(note_entry.public_id, index + 1)
+            if first != index + 1:
+                problems.append(f"note #{index + 1}: id {note_entry.public_id} appears twice (also #{first})")
     if problems:
         more = len(problems) - MAX_REPORTED_PROBLEMS
         listed = "; ".join(problem.rstrip(".") for problem in problems[:MAX_REPORTED_PROBLEMS])
         listed += f"; and {more} more" if more > 0 else ""
         raise ValidationError("file", f"nothing was imported: {listed}.")
-    return entries
+    return entries, note_entries
 
 
 def _link_problems(entries: list[_Entry], position_of: dict[uuid.UUID, int]) -> list[str]:
@@ -391,9 +500,9 @@ def _link_problems(entries: list[_Entry], position_of: dict[uuid.UUID, int]) -> 
 
 
 def import_memories(*, owner: Owner, document: object, progress: Callable[[int], None] | None = None) -> ImportReport:
-    """Import a parsed export document into the owner's memories, all or nothing.
-    `progress(n)` is called as entries are written (or skipped)."""
-    entries = _clean_document(document)
+    """Import a parsed export document into the owner's memories and notes, all or nothing.
+    `progress(n)` is called as memory entries are written (or skipped)."""
+    entries, note_entries = _clean_document(document)
     with transaction.atomic():
         # One import of an owner at a time: two at once could both find an id or a duplicate
         # free and then collide at the insert.
@@ -404,11 +513,18 @@ def import_memories(*, owner: Owner, document: object, progress: Callable[[int],
             if entry.key not in existing:
                 existing.add(entry.key)
                 fresh.append(entry)
+        existing_notes = _existing_note_keys(owner, note_entries)
+        fresh_notes: list[_NoteEntry] = []
+        for note_entry in note_entries:
+            if note_entry.key not in existing_notes:
+                existing_notes.add(note_entry.key)
+                fresh_notes.append(note_entry)
+        texts = [entry.content for entry in fresh] + [note_entry.content for note_entry in fresh_notes]
         quota_check(
             owner=owner,
             memories=len(fresh),
-            characters=sum(len(entry.content) for entry in fresh),
-            tokens=sum(token_estimate(entry.content) for entry in fresh),
+            characters=sum(map(len, texts)),
+            tokens=sum(map(token_estimate, texts)),
         )
         if progress and len(entries) > len(fresh):
             progress(len(entries) - len(fresh))
@@ -438,12 +554,46 @@ def import_memories(*, owner: Owner, document: object, progress: Callable[[int],
         memories_reread_after_import(owner=owner, memories=memories)  # embedded ones that read an imported one now
         # Those arriving without a compressed form, when a model is on.
         enqueue_compression(awaiting_compression(memories))
+        notes_new_ids = _create_notes(owner, fresh_notes)
     return ImportReport(
         imported=len(memories),
         duplicates=len(entries) - len(fresh),
         new_ids=new_ids,
         compressed_dropped=sum(entry.compressed_dropped for entry in fresh),
+        notes_imported=len(fresh_notes),
+        notes_duplicates=len(note_entries) - len(fresh_notes),
+        notes_new_ids=notes_new_ids,
     )
+
+
+def _create_notes(owner: Owner, entries: list[_NoteEntry]) -> int:
+    """Save the notes, `pending` and queued for embedding (on commit); returns how many got a new
+    id because the owner already had theirs."""
+    taken = _taken_ids(owner, [entry.public_id for entry in entries if entry.public_id], notes_of)
+    now = timezone.now()
+    notes, new_ids = [], 0
+    for entry in entries:
+        keep_id = entry.public_id is not None and entry.public_id not in taken
+        new_ids += entry.public_id is not None and not keep_id
+        notes.append(
+            Note(
+                public_id=entry.public_id if keep_id else uuid.uuid4(),
+                owner=owner,
+                title=entry.title,
+                content=entry.content,
+                format=entry.format,
+                tags=entry.tags,
+                created_at=entry.created_at,
+                updated_at=entry.updated_at,
+                indexing_status=IndexingStatus.PENDING,
+                indexing_queued_at=now,
+            )
+        )
+    batch = _note_batch()
+    for start in range(0, len(notes), batch):
+        for note in Note.objects.bulk_create(notes[start : start + batch]):
+            enqueue_note_indexing(note.pk)
+    return new_ids
 
 
 def _restore_links(owner: Owner, entries: list[_Entry], fresh: list[_Entry], memories: list[Memory]) -> None:
@@ -492,13 +642,31 @@ def _existing_keys(owner: Owner, entries: list[_Entry]) -> set[tuple[str, dateti
     )
 
 
-def _taken_ids(owner: Owner, public_ids: list[uuid.UUID]) -> set[uuid.UUID]:
-    """Which of these ids the owner's memories already have (other users' never matter: ids are
-    unique per owner), asked a batch at a time."""
+def _existing_note_keys(owner: Owner, entries: list[_NoteEntry]) -> set[tuple[str, str, datetime]]:
+    """(title, content digest, creation time) of the owner's notes in the file's time span: the
+    duplicate check, as for memories."""
+    if not entries:
+        return set()
+    return set(
+        notes_of(owner)
+        .filter(
+            created_at__gte=min(entry.created_at for entry in entries),
+            created_at__lte=max(entry.created_at for entry in entries),
+        )
+        .annotate(digest=MD5("content"))
+        .values_list("title", "digest", "created_at")
+    )
+
+
+def _taken_ids(
+    owner: Owner, public_ids: list[uuid.UUID], scope: Callable[[Owner], QuerySet[Any]] = memories_of
+) -> set[uuid.UUID]:
+    """Which of these ids the owner's memories (or, with `scope=notes_of`, notes) already have
+    (other users' never matter: ids are unique per owner), asked a batch at a time."""
     taken: set[uuid.UUID] = set()
     for start in range(0, len(public_ids), ID_LOOKUP_BATCH):
         batch = public_ids[start : start + ID_LOOKUP_BATCH]
-        taken.update(memories_of(owner).filter(public_id__in=batch).values_list("public_id", flat=True))
+        taken.update(scope(owner).filter(public_id__in=batch).values_list("public_id", flat=True))
     return taken
 
 

@@ -19,7 +19,8 @@ from psycopg.types import TypeInfo
 
 from memories import embedding
 from memories.chunking import Span
-from memories.models import Chunk, IndexingStatus, Memory, ServingModel
+from memories.models import Chunk, IndexingStatus, Memory, Note, NoteChunk, ServingModel
+from memories.queue import enqueue_note_indexing
 from memories.sequences import embedding_pieces
 
 
@@ -146,4 +147,18 @@ def switch_serving_model(name: str, *, keep_old: bool = False) -> int | None:
         if memories_missing_vectors(name).exists():
             return None
         ServingModel.objects.update_or_create(pk=1, defaults={"name": name, "since": timezone.now()})
+        _requeue_notes_without(name)
         return 0 if keep_old else Chunk.objects.exclude(model=name).delete()[0]
+
+
+def _requeue_notes_without(model_name: str) -> None:
+    """Queue the indexed notes without `model_name`'s vectors to be embedded again (search reads
+    that model's passages from now on)."""
+    with_vectors = NoteChunk.objects.filter(note=OuterRef("pk"), model=model_name)
+    stale = Note.objects.filter(indexing_status=IndexingStatus.INDEXED).exclude(Exists(with_vectors))
+    note_ids = list(stale.values_list("pk", flat=True))
+    Note.objects.filter(pk__in=note_ids).update(
+        indexing_status=IndexingStatus.PENDING, indexing_queued_at=timezone.now()
+    )
+    for note_id in note_ids:
+        enqueue_note_indexing(note_id)

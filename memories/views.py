@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
@@ -17,18 +18,26 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
 from gnosem.errors import NotFound, QuotaExceeded, ValidationError
-from memories import health, llm, near_duplicates, selectors, services, transfer
-from memories.models import Memory
+from memories import graph_explore, health, llm, near_duplicates, notes, selectors, services, transfer
+from memories.graph_drawing import neighbourhood_drawing
+from memories.markdown import render_markdown
+from memories.models import MAX_ENTITY_NAME_CHARS, EntityKind, Memory, Note, NoteFormat
+from memories.note_files import note_from_upload, note_upload_limits
 from memories.quotas import quota_usage
-from memories.ratelimit import import_rate_limit_hit
+from memories.ratelimit import import_rate_limit_hit, note_upload_rate_limit_hit
+from memories.search.notes import note_search
 from memories.search.pipeline import search_hybrid
 from memories.usage_chart import writes_chart
-from memories.validation import MAX_TOP_K, clean_datetime, clean_filters
+from memories.validation import MAX_TOP_K, clean_datetime, clean_filters, clean_tags
 
 PAGE_SIZE = 25
 SEARCH_RESULTS = MAX_TOP_K  # as many as a search may return
 CHART_DAYS = 30
 DUPLICATES_PAGE_SIZE = 100
+# An entity's page: the neighbours drawn and the memories listed.
+ENTITY_PAGE_NEIGHBOURS = 16
+ENTITY_PAGE_MEMORIES = 100
+NOTES_PAGE_SIZE = 50
 
 
 @require_GET
@@ -257,6 +266,46 @@ def near_duplicates_page(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_GET
+def entity_list_page(request: HttpRequest) -> HttpResponse:
+    """The entities the user's memories mention, most mentioned first, filtered by name and kind."""
+    name = request.GET.get("q", "").strip()[:MAX_ENTITY_NAME_CHARS]
+    kind = request.GET.get("kind", "")
+    kind = kind if kind in EntityKind.values else ""
+    context = {
+        "entities": graph_explore.entity_list(owner=request.user, name=name, kind=kind),
+        "q": name,
+        "kind": kind,
+        "kinds": EntityKind.values,
+    }
+    return render(request, "memories/entities.html", context)
+
+
+@login_required
+@require_GET
+def entity_detail(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """An entity: a drawing of its neighbourhood and the memories mentioning it."""
+    try:
+        entity = graph_explore.entity_get(owner=request.user, entity_id=entity_id)
+    except NotFound:
+        raise Http404("No such entity.") from None
+    view = graph_explore.graph_explore(owner=request.user, entity=entity.name, limit=ENTITY_PAGE_NEIGHBOURS)
+    [node] = [node for node in view.nodes if node.entity.pk == entity.pk]
+    context = {
+        "entity": entity,
+        "node": node,
+        "drawing": neighbourhood_drawing(view, entity),
+        "links": [
+            (edge.target if edge.source.pk == entity.pk else edge.source, edge)
+            for edge in view.edges
+            if entity.pk in (edge.source.pk, edge.target.pk)
+        ],
+        "memories": graph_explore.entity_memories(owner=request.user, entity=entity, limit=ENTITY_PAGE_MEMORIES),
+    }
+    return render(request, "memories/entity_detail.html", context)
+
+
+@login_required
 @require_POST
 def memory_reinstate(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     """Make a superseded memory current again."""
@@ -334,6 +383,170 @@ def transfer_page(request: HttpRequest) -> HttpResponse:
     activity_record(owner=request.user, action=ActivityAction.IMPORTED, detail=detail, request=request)
     messages.success(request, f"{upload.name}: {report}")
     return redirect("transfer")
+
+
+def _owned_note(request: HttpRequest, public_id: uuid.UUID) -> Note:
+    """The signed-in user's note; anyone else's is a 404, exactly like a missing one."""
+    try:
+        return notes.note_get(owner=request.user, public_id=public_id)
+    except NotFound:
+        raise Http404("No such note.") from None
+
+
+def _typed_tags(text: str) -> list[str]:
+    """Tags as typed into a form: separated by spaces or commas."""
+    return text.replace(",", " ").split()
+
+
+def _notes_page(
+    request: HttpRequest,
+    *,
+    form: dict[str, str] | None = None,
+    write_error: Exception | None = None,
+    upload_tags: str = "",
+    upload_error: str | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The notes page: the list (or the search box's results) with the forms to write and upload a
+    note, the forms holding what was typed and what was wrong with it when a POST failed."""
+    q, tag = request.GET.get("q", "").strip(), request.GET.get("tag", "").strip()
+    context = {
+        "q": q,
+        "tag": tag,
+        "notes": [],
+        "hits": None,
+        "next_cursor": None,
+        "error": None,
+        "form": form or {"title": "", "tags": "", "content": "", "format": NoteFormat.MARKDOWN},
+        "formats": NoteFormat.choices,
+        "write_error": write_error,
+        "upload_tags": upload_tags,
+        "upload_error": upload_error,
+        **note_upload_limits(settings.GNOSEM_NOTE_MAX_BYTES),
+    }
+    try:
+        if q:
+            context["hits"] = note_search(owner=request.user, query=q, top_k=SEARCH_RESULTS, tags=_typed_tags(tag))
+        else:
+            page = notes.note_list(
+                owner=request.user,
+                tags=_typed_tags(tag),
+                limit=NOTES_PAGE_SIZE,
+                cursor=request.GET.get("cursor") or None,
+            )
+            context["notes"], context["next_cursor"] = page.notes, page.next_cursor
+    except ValidationError as error:
+        context["error"] = str(error)
+    return render(request, "memories/note_list.html", context, status=status)
+
+
+def _note_saved(request: HttpRequest, note: Note) -> HttpResponse:
+    messages.success(
+        request, f"Saved “{note.title}”. It becomes searchable once it is embedded (Search index: indexed, below)."
+    )
+    return redirect("note_detail", public_id=note.public_id)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def notes_page(request: HttpRequest) -> HttpResponse:
+    """The user's notes, most recently changed first (or the search box's results); POST writes
+    the note typed into the form."""
+    if request.method == "GET":
+        return _notes_page(request)
+    form = {field: request.POST.get(field, "") for field in ("title", "tags", "content", "format")}
+    try:
+        note = notes.note_write(
+            owner=request.user,
+            title=form["title"],
+            content=form["content"],
+            tags=_typed_tags(form["tags"]),
+            format=form["format"] or None,
+        )
+    except ValidationError as error:
+        return _notes_page(request, form=form, write_error=error, status=400)
+    except QuotaExceeded as error:
+        return _notes_page(request, form=form, write_error=error, status=403)
+    return _note_saved(request, note)
+
+
+@login_required
+@require_POST
+def note_upload(request: HttpRequest) -> HttpResponse:
+    """Upload a .md, .txt or .pdf file as a note, its title taken from the file (a body declared
+    over the limit was refused unread by memories.middleware)."""
+    upload = request.FILES.get("file")
+    tags = request.POST.get("tags", "")
+    if upload is None:
+        return _notes_page(request, upload_tags=tags, upload_error="Choose a .md, .txt or .pdf file.", status=400)
+    decision = note_upload_rate_limit_hit(request.user)
+    if not decision.allowed:
+        message = decision.message("your account", "note uploads")
+        response = _notes_page(request, upload_tags=tags, upload_error=message, status=429)
+        response["Retry-After"] = str(decision.retry_after)
+        return response
+    try:
+        cleaned_tags = clean_tags(_typed_tags(tags))  # before a PDF takes its time to read
+        text = note_from_upload(upload.name, upload.read(), max_bytes=settings.GNOSEM_NOTE_MAX_BYTES)
+        note = notes.note_write(
+            owner=request.user, title=text.title, content=text.content, tags=cleaned_tags, format=text.format
+        )
+    except ValidationError as error:
+        # A file's errors name the file already; others (its tags, its title) say which file.
+        message = error.message if error.field == "file" else f"{upload.name}: {error}"
+        return _notes_page(request, upload_tags=tags, upload_error=message, status=400)
+    except QuotaExceeded as error:
+        return _notes_page(request, upload_tags=tags, upload_error=f"{upload.name}: {error}", status=403)
+    return _note_saved(request, note)
+
+
+@login_required
+@require_GET
+def note_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """The note: its fields and its text, Markdown rendered (safely), other text as it is."""
+    note = _owned_note(request, public_id)
+    html = render_markdown(note.content) if note.format == NoteFormat.MARKDOWN else None
+    return render(request, "memories/note_detail.html", {"note": note, "html": html})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def note_edit(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """Change the title, tags and text; a changed title or text is embedded again."""
+    note = _owned_note(request, public_id)
+    form = {"title": note.title, "tags": " ".join(note.tags), "content": note.content}
+    if request.method == "POST":
+        form = {field: request.POST.get(field, "") for field in form}
+        try:
+            note = notes.note_update(
+                owner=request.user,
+                public_id=note.public_id,
+                title=form["title"],
+                content=form["content"],
+                tags=_typed_tags(form["tags"]),
+            )
+        except (ValidationError, QuotaExceeded) as error:
+            status = 403 if isinstance(error, QuotaExceeded) else 400
+            return render(
+                request, "memories/note_edit.html", {"note": note, "form": form, "error": error}, status=status
+            )
+        messages.success(
+            request, "Saved. A changed title or text is embedded again; until then search finds the previous one."
+        )
+        return redirect("note_detail", public_id=note.public_id)
+    return render(request, "memories/note_edit.html", {"note": note, "form": form})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def note_delete(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """GET asks for confirmation; POST deletes the note with its passages."""
+    note = _owned_note(request, public_id)
+    if request.method == "POST":
+        notes.note_delete(owner=request.user, public_id=note.public_id)
+        messages.success(request, f"The note “{note.title}” was deleted.")
+        return redirect("notes")
+    return render(request, "memories/note_confirm_delete.html", {"note": note})
 
 
 @require_GET

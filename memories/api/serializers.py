@@ -9,14 +9,23 @@ from typing import Any, ClassVar
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
+from memories.models import MAX_NOTE_TITLE_CHARS
 from memories.presenters import (
     COUNT_SCHEMA,
+    GRAPH_EDGE_SCHEMA,
+    GRAPH_ENTITY_SCHEMA,
+    GRAPH_SCHEMA,
     HISTORY_SCHEMA,
     MEMORY_PAGE_SCHEMA,
     MEMORY_SCHEMA,
+    NOTE_PAGE_SCHEMA,
+    NOTE_READ_SCHEMA,
+    NOTE_SCHEMA,
     REVISION_SCHEMA,
     SEARCH_HIT_SCHEMA,
     SEARCH_RESULTS_SCHEMA,
+    SEMANTIC_HIT_SCHEMA,
+    SEMANTIC_RESULTS_SCHEMA,
     SESSION_SCHEMA,
     WRITTEN_MEMORY_SCHEMA,
 )
@@ -104,6 +113,38 @@ class SessionOut(JsonSchemaShape):
     json_schema = SESSION_SCHEMA
 
 
+class NoteOut(JsonSchemaShape):
+    json_schema = NOTE_SCHEMA
+
+
+class NoteReadOut(JsonSchemaShape):
+    json_schema = NOTE_READ_SCHEMA
+
+
+class NotePageOut(JsonSchemaShape):
+    json_schema = NOTE_PAGE_SCHEMA
+
+
+class SemanticHitOut(JsonSchemaShape):
+    json_schema = SEMANTIC_HIT_SCHEMA
+
+
+class SemanticOut(JsonSchemaShape):
+    json_schema = SEMANTIC_RESULTS_SCHEMA
+
+
+class GraphEntityOut(JsonSchemaShape):
+    json_schema = GRAPH_ENTITY_SCHEMA
+
+
+class GraphEdgeOut(JsonSchemaShape):
+    json_schema = GRAPH_EDGE_SCHEMA
+
+
+class GraphOut(JsonSchemaShape):
+    json_schema = GRAPH_SCHEMA
+
+
 _SUPERSEDES = {
     **SUPERSEDES_SCHEMA,
     "description": "Ids of memories this one corrects: they leave search, counts and the session context.",
@@ -139,6 +180,31 @@ class MemoryUpdateIn(JsonSchemaShape):
     json_schema = {"type": "object", "properties": UPDATE_PROPERTIES, "minProperties": 1, "additionalProperties": False}
 
 
+NOTE_CREATE_PROPERTIES: dict[str, Any] = {
+    "title": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_TITLE_CHARS},
+    "content": {"type": "string", "minLength": 1, "description": "Markdown or plain text (GNOSEM_NOTE_MAX_BYTES)."},
+    "tags": {**TAGS_SCHEMA, "description": "Stored lower-case; on a change they replace all of the note's tags."},
+}
+
+
+class NoteCreateIn(JsonSchemaShape):
+    json_schema = {
+        "type": "object",
+        "properties": NOTE_CREATE_PROPERTIES,
+        "required": ["title", "content"],
+        "additionalProperties": False,
+    }
+
+
+class NoteUpdateIn(JsonSchemaShape):
+    json_schema = {
+        "type": "object",
+        "properties": NOTE_CREATE_PROPERTIES,
+        "minProperties": 1,
+        "additionalProperties": False,
+    }
+
+
 class ImportReportOut(serializers.Serializer):
     imported = serializers.IntegerField()
     duplicates = serializers.IntegerField(
@@ -147,6 +213,13 @@ class ImportReportOut(serializers.Serializer):
     new_ids = serializers.IntegerField(help_text="Imported memories whose id you already use and that got a new one.")
     compressed_dropped = serializers.IntegerField(
         help_text="Compressed forms dropped for not being one line of KEY=value facts shorter than the text."
+    )
+    notes_imported = serializers.IntegerField()
+    notes_duplicates = serializers.IntegerField(
+        help_text="Notes skipped: same title, text and creation time as a note you have."
+    )
+    notes_new_ids = serializers.IntegerField(
+        help_text="Imported notes whose id you already use and that got a new one."
     )
 
 

@@ -20,20 +20,28 @@ from rest_framework.views import APIView
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
 from gnosem.errors import ValidationError
-from memories import near_duplicates, quotas, selectors, services, transfer
+from memories import near_duplicates, notes, quotas, selectors, services, transfer
 from memories.api import serializers as shapes
 from memories.api.errors import error_body
 from memories.api.throttles import ImportRateThrottle, TokenRateThrottle
 from memories.counting import GROUPINGS, memory_count
+from memories.graph_explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT, graph_explore
 from memories.models import Memory
+from memories.notes import DEFAULT_NOTE_LIST_LIMIT, MAX_NOTE_LIST_LIMIT
 from memories.presenters import (
+    graph_to_dict,
     history_to_dict,
     memory_page_to_dict,
     memory_to_dict,
+    note_page_to_dict,
+    note_read_to_dict,
+    note_to_dict,
     search_results_to_dict,
+    semantic_results_to_dict,
     written_memory_to_dict,
 )
 from memories.search.about import ABOUT_MIN_SIMILARITY
+from memories.search.notes import semantic_search
 from memories.search.pipeline import search_hybrid
 from memories.session import session_start
 from memories.validation import (
@@ -400,6 +408,155 @@ class MemoryCountView(APIView):
             group_by=params.get("group_by") or None,
         )
         return Response(counted.as_dict())
+
+
+NOTE_TAGS_PARAMETER = OpenApiParameter("tags", str, description="Only notes carrying all of these (comma-separated).")
+
+
+def _tags(request: Request) -> list[str] | None:
+    tags = [tag for value in request.query_params.getlist("tags") for tag in value.split(",") if tag.strip()]
+    return tags or None
+
+
+class NoteListView(APIView):
+    @extend_schema(
+        operation_id="notes_list",
+        summary="List notes, most recently changed first (without their text)",
+        parameters=[
+            OpenApiParameter("limit", int, description=f"1-{MAX_NOTE_LIST_LIMIT} (default {DEFAULT_NOTE_LIST_LIMIT})."),
+            OpenApiParameter("cursor", str, description="`next_cursor` of the previous page."),
+            NOTE_TAGS_PARAMETER,
+        ],
+        responses={200: shapes.NotePageOut, **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        page = notes.note_list(
+            owner=request.user,
+            tags=_tags(request),
+            limit=_whole_number(request, "limit"),
+            cursor=request.query_params.get("cursor") or None,
+        )
+        return Response(note_page_to_dict(page))
+
+    @extend_schema(
+        operation_id="notes_create",
+        summary="Write a note",
+        description="Stored at once (201); its passages are embedded in the background (`indexing_status`).",
+        request=shapes.NoteCreateIn,
+        responses={201: shapes.NoteOut, **ERRORS, **BODY_ERRORS, 403: QUOTA_REFUSED},
+    )
+    def post(self, request: Request) -> Response:
+        data = _write_body(request, shapes.NOTE_CREATE_PROPERTIES)
+        note = notes.note_write(
+            owner=request.user, title=data.get("title"), content=data.get("content"), tags=data.get("tags")
+        )
+        location = reverse("api-note", args=[note.public_id])
+        return Response(note_to_dict(note), status=status.HTTP_201_CREATED, headers={"Location": location})
+
+
+class NoteDetailView(APIView):
+    @extend_schema(
+        operation_id="notes_retrieve",
+        summary="A note with its text (from `start`, at most `max_tokens` of it)",
+        parameters=[
+            OpenApiParameter("start", int, description="Read from this character on (default 0)."),
+            MAX_TOKENS_PARAMETER,
+        ],
+        responses={200: shapes.NoteReadOut, **ERRORS, 404: shapes.ErrorOut},
+    )
+    def get(self, request: Request, public_id: uuid.UUID) -> Response:
+        note = notes.note_get(owner=request.user, public_id=public_id)
+        start = _whole_number(request, "start") or 0
+        if not 0 <= start <= len(note.content):
+            raise ValidationError("start", f"must be from 0 to the note's length ({len(note.content):,} characters).")
+        max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
+        return Response(note_read_to_dict(note, start=start, max_tokens=max_tokens))
+
+    @extend_schema(
+        operation_id="notes_update",
+        summary="Change a note's title, text or tags",
+        request=shapes.NoteUpdateIn,
+        responses={200: shapes.NoteOut, **ERRORS, **BODY_ERRORS, 403: QUOTA_REFUSED, 404: shapes.ErrorOut},
+    )
+    def patch(self, request: Request, public_id: uuid.UUID) -> Response:
+        data = _write_body(request, shapes.NOTE_CREATE_PROPERTIES)
+        return Response(note_to_dict(notes.note_update(owner=request.user, public_id=public_id, **data)))
+
+    @extend_schema(
+        operation_id="notes_destroy",
+        summary="Delete a note",
+        responses={204: None, **ANY_REQUEST_ERRORS, 403: shapes.ErrorOut, 404: shapes.ErrorOut},
+    )
+    def delete(self, request: Request, public_id: uuid.UUID) -> Response:
+        notes.note_delete(owner=request.user, public_id=public_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SemanticSearchView(APIView):
+    @extend_schema(
+        operation_id="semantic_search",
+        summary="Find notes (each with its best passage) and memories by meaning and by exact words",
+        parameters=[
+            OpenApiParameter("query", QUERY_SCHEMA, required=True, description="What to look for."),
+            OpenApiParameter("kinds", str, description="notes, memories or notes,memories (the default)."),
+            OpenApiParameter(
+                "top_k", TOP_K_SCHEMA, description=f"How many results, 1-{MAX_TOP_K} (default {DEFAULT_TOP_K})."
+            ),
+            OpenApiParameter("tags", str, description="Only notes and memories carrying all of these."),
+        ],
+        responses={200: shapes.SemanticOut, **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        kinds = [kind for value in params.getlist("kinds") for kind in value.split(",") if kind.strip()]
+        hits = semantic_search(
+            owner=request.user,
+            query=params.get("query"),
+            kinds=kinds or None,
+            top_k=_whole_number(request, "top_k"),
+            tags=_tags(request),
+        )
+        return Response(semantic_results_to_dict(hits))
+
+
+class GraphExploreView(APIView):
+    @extend_schema(
+        operation_id="graph_explore",
+        summary="The entities around one entity, or around what a query finds, and the memories linking them",
+        description=(
+            "Give `entity` (a name) or `query`. Entities are extracted from each memory's text, tags and compressed "
+            "facts; two are linked by the current memories mentioning both. An unknown entity is 404, naming the "
+            "closest names there are."
+        ),
+        parameters=[
+            OpenApiParameter("entity", str, description="The entity to start from (case and plurals do not matter)."),
+            OpenApiParameter("query", QUERY_SCHEMA, description="Start from the entities of its best results."),
+            OpenApiParameter("depth", int, enum=list(range(1, MAX_DEPTH + 1)), description="Steps (default 1)."),
+            OpenApiParameter(
+                "limit",
+                int,
+                description=f"The most entities, 1-{MAX_ENTITY_LIMIT} (default {DEFAULT_ENTITY_LIMIT}).",
+            ),
+            MAX_TOKENS_PARAMETER,
+        ],
+        responses={
+            200: shapes.GraphOut,
+            **ERRORS,
+            404: OpenApiResponse(shapes.ErrorOut, description="No entity of that name; the message names close ones."),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
+        view = graph_explore(
+            owner=request.user,
+            entity=params.get("entity") if "entity" in params else None,
+            query=params.get("query") if "query" in params else None,
+            depth=_whole_number(request, "depth"),
+            limit=_whole_number(request, "limit"),
+            max_tokens=max_tokens,
+        )
+        return Response(graph_to_dict(view, max_tokens=max_tokens))
 
 
 class SessionContextView(APIView):

@@ -10,8 +10,11 @@ from typing import Any
 from django.conf import settings
 
 from memories.counting import GROUPINGS
-from memories.models import MAX_CONTENT_CHARS, MAX_TAGS
+from memories.graph_explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT
+from memories.models import MAX_CONTENT_CHARS, MAX_ENTITY_NAME_CHARS, MAX_NOTE_TITLE_CHARS, MAX_TAGS
+from memories.notes import DEFAULT_NOTE_LIST_LIMIT, MAX_NOTE_LIST_LIMIT
 from memories.presenters import DUPLICATE_PROPERTY, MEMORY_PROPERTIES
+from memories.search.notes import KINDS as SEARCH_KINDS
 from memories.validation import (
     CONTENT_SCHEMA,
     DEFAULT_SESSION_MAX_TOKENS,
@@ -200,6 +203,41 @@ COUNT_INPUT = _object(
         "include_superseded": _INCLUDE_SUPERSEDED,
     }
 )
+EXPLORE_GRAPH_INPUT = _object(
+    {
+        "entity": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_ENTITY_NAME_CHARS,
+            "description": (
+                "Start from this entity: a person, project, place, technology, tag, @handle, error code, version, "
+                "file path or host named in the memories (case, plurals and common aliases do not matter)."
+            ),
+        },
+        "query": {
+            **QUERY_SCHEMA,
+            "description": "Start instead from the entities of the memories best matching this query.",
+        },
+        "depth": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_DEPTH,
+            "default": 1,
+            "description": "Steps from the starting entities: 1 their neighbours, 2 also the neighbours' neighbours.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_ENTITY_LIMIT,
+            "default": DEFAULT_ENTITY_LIMIT,
+            "description": "The most entities to return, the strongest links first.",
+        },
+        "max_tokens": {
+            **MAX_TOKENS_SCHEMA,
+            "description": "The most tokens the memories behind the edges may take (those over it are listed as cut).",
+        },
+    }
+)
 SESSION_START_INPUT = _object(
     {
         "query": {
@@ -222,3 +260,73 @@ WRITE_OUTPUT = _object(
     (*_WRITE_FIELDS, "duplicate"),
 )
 DELETE_OUTPUT = _object({"id": MEMORY_ID_SCHEMA, "deleted": {"type": "boolean", "const": True}}, ("id", "deleted"))
+
+
+# Notes -----------------------------------------------------------------------------------------
+
+_NOTE_ID = {"type": "string", "format": "uuid", "description": "The note's id, as note_write or note_list return."}
+_NOTE_TITLE = {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_TITLE_CHARS, "description": "One line."}
+_NOTE_CONTENT = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": settings.GNOSEM_NOTE_MAX_BYTES,
+    "description": (
+        f"The document: Markdown (headings and paragraphs make its searchable passages) or plain text, up to "
+        f"{settings.GNOSEM_NOTE_MAX_BYTES:,} bytes."
+    ),
+}
+NOTE_WRITE_INPUT = _object(
+    {"title": _NOTE_TITLE, "content": _NOTE_CONTENT, "tags": {**_TAGS, "description": "Labels such as a project."}},
+    ("title", "content"),
+)
+NOTE_GET_INPUT = _object(
+    {
+        "id": _NOTE_ID,
+        "start": {
+            "type": "integer",
+            "minimum": 0,
+            "default": 0,
+            "description": "Read from this character on (a search passage's `start`, or a previous `next_start`).",
+        },
+        "max_tokens": {
+            **MAX_TOKENS_SCHEMA,
+            "description": "Read at most this many tokens; `next_start` says where the rest starts.",
+        },
+    },
+    ("id",),
+)
+NOTE_LIST_INPUT = _object(
+    {
+        "tags": {**_TAGS, "description": "Only notes carrying all of these tags."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_NOTE_LIST_LIMIT, "default": DEFAULT_NOTE_LIST_LIMIT},
+        "cursor": {"type": "string", "description": "next_cursor of the previous page."},
+    }
+)
+NOTE_UPDATE_INPUT = _object(
+    {
+        "id": _NOTE_ID,
+        "title": _NOTE_TITLE,
+        "content": {**_NOTE_CONTENT, "description": "New text replacing the whole note."},
+        "tags": {**_TAGS, "description": "New tags replacing all of the note's tags ([] removes them)."},
+    },
+    ("id",),
+)
+NOTE_DELETE_INPUT = _object({"id": _NOTE_ID}, ("id",))
+NOTE_DELETE_OUTPUT = _object(
+    {"id": {"type": "string", "format": "uuid"}, "deleted": {"type": "boolean", "const": True}}, ("id", "deleted")
+)
+SEMANTIC_SEARCH_INPUT = _object(
+    {
+        "query": {**QUERY_SCHEMA, "description": "What to look for, in any words."},
+        "kinds": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(SEARCH_KINDS)},
+            "minItems": 1,
+            "default": list(SEARCH_KINDS),
+            "description": "Search notes, memories or both (default both).",
+        },
+        "top_k": {**TOP_K_SCHEMA, "description": f"How many results in all, 1-{MAX_TOP_K} (default 10)."},
+        "tags": {**_TAGS, "description": "Only notes and memories carrying all of these tags."},
+    },
+    ("query",),
+)

@@ -14,24 +14,36 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from accounts.models import ApiToken
 from gnosem.errors import GnosemError, NotFound, PermissionDenied
 from gnosem.errors import ValidationError as MemoryValidationError
-from memories import selectors, services
+from memories import notes, selectors, services
 from memories.counting import memory_count
+from memories.graph_explore import EntityNotFound, graph_explore
 from memories.mcp import schemas
 from memories.mcp.arguments import check_arguments
 from memories.presenters import (
     COUNT_SCHEMA,
+    GRAPH_SCHEMA,
     HISTORY_SCHEMA,
     MEMORY_PAGE_SCHEMA,
     MEMORY_SCHEMA,
+    NOTE_PAGE_SCHEMA,
+    NOTE_READ_SCHEMA,
+    NOTE_SCHEMA,
     SEARCH_RESULTS_SCHEMA,
+    SEMANTIC_RESULTS_SCHEMA,
     SESSION_SCHEMA,
+    graph_to_dict,
     history_to_dict,
     memory_page_to_dict,
     memory_to_dict,
+    note_page_to_dict,
+    note_read_to_dict,
+    note_to_dict,
     search_results_to_dict,
+    semantic_results_to_dict,
     written_memory_to_dict,
 )
 from memories.search.about import ABOUT_MIN_SIMILARITY
+from memories.search.notes import semantic_search
 from memories.search.pipeline import search_hybrid
 from memories.session import session_start
 from memories.validation import clean_filters, clean_limit, clean_max_tokens, clean_memory_id, written_by_or_default
@@ -153,6 +165,62 @@ def _count(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         query=arguments.get("query"),
         group_by=arguments.get("group_by"),
     ).as_dict()
+
+
+def _explore_graph(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    max_tokens = clean_max_tokens(arguments.get("max_tokens"))
+    view = graph_explore(
+        owner=caller.owner,
+        entity=arguments.get("entity"),
+        query=arguments.get("query"),
+        depth=arguments.get("depth"),
+        limit=arguments.get("limit"),
+        max_tokens=max_tokens,
+    )
+    return graph_to_dict(view, max_tokens=max_tokens)
+
+
+def _note_write(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    note = notes.note_write(
+        owner=caller.owner, title=arguments["title"], content=arguments["content"], tags=arguments.get("tags")
+    )
+    return note_to_dict(note)
+
+
+def _note_get(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    note = notes.note_get(owner=caller.owner, public_id=arguments["id"])
+    start = arguments.get("start", 0)
+    if start > len(note.content):
+        raise MemoryValidationError("start", f"is past the note's end ({len(note.content):,} characters).")
+    return note_read_to_dict(note, start=start, max_tokens=clean_max_tokens(arguments.get("max_tokens")))
+
+
+def _note_list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    page = notes.note_list(
+        owner=caller.owner, tags=arguments.get("tags"), limit=arguments.get("limit"), cursor=arguments.get("cursor")
+    )
+    return note_page_to_dict(page)
+
+
+def _note_update(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    changes = {key: arguments[key] for key in ("title", "content", "tags") if key in arguments}
+    return note_to_dict(notes.note_update(owner=caller.owner, public_id=arguments["id"], **changes))
+
+
+def _note_delete(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    notes.note_delete(owner=caller.owner, public_id=arguments["id"])
+    return {"id": str(arguments["id"]), "deleted": True}
+
+
+def _semantic_search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    hits = semantic_search(
+        owner=caller.owner,
+        query=arguments["query"],
+        kinds=arguments.get("kinds"),
+        top_k=arguments.get("top_k"),
+        tags=arguments.get("tags"),
+    )
+    return semantic_results_to_dict(hits)
 
 
 def _session_start(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -281,6 +349,87 @@ _ALL_TOOLS = (
         run=_count,
         read_only=True,
     ),
+    Tool(
+        name="semantic_search",
+        title="Search notes and memories",
+        description=(
+            "Find the user's notes (long documents: design docs, runbooks, meeting notes, PDFs) and memories "
+            "matching a question, by meaning and by exact words. A note answers once, with the passage that "
+            "matched and the headings it sits under; read more of it with note_get from the passage's `start`."
+        ),
+        input_schema=schemas.SEMANTIC_SEARCH_INPUT,
+        output_schema=SEMANTIC_RESULTS_SCHEMA,
+        run=_semantic_search,
+        read_only=True,
+    ),
+    Tool(
+        name="note_write",
+        title="Save a note",
+        description=(
+            "Save a long document the user wants kept whole (a design doc, runbook, meeting notes, a spec) with a "
+            "title: Markdown or plain text. It is searchable with semantic_search a moment later, passage by "
+            "passage. For a single fact or decision use memory_write instead."
+        ),
+        input_schema=schemas.NOTE_WRITE_INPUT,
+        output_schema=NOTE_SCHEMA,
+        run=_note_write,
+        read_only=False,
+    ),
+    Tool(
+        name="note_get",
+        title="Read a note",
+        description="Read a note's text by id, from `start` on, at most `max_tokens` of it if given.",
+        input_schema=schemas.NOTE_GET_INPUT,
+        output_schema=NOTE_READ_SCHEMA,
+        run=_note_get,
+        read_only=True,
+    ),
+    Tool(
+        name="note_list",
+        title="List notes",
+        description="The user's notes, most recently changed first (titles, tags, sizes; not their text).",
+        input_schema=schemas.NOTE_LIST_INPUT,
+        output_schema=NOTE_PAGE_SCHEMA,
+        run=_note_list,
+        read_only=True,
+    ),
+    Tool(
+        name="note_update",
+        title="Change a note",
+        description="Replace a note's title, text or tags (only those given).",
+        input_schema=schemas.NOTE_UPDATE_INPUT,
+        output_schema=NOTE_SCHEMA,
+        run=_note_update,
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+    ),
+    Tool(
+        name="note_delete",
+        title="Delete a note",
+        description="Delete a note for good, by id.",
+        input_schema=schemas.NOTE_DELETE_INPUT,
+        output_schema=schemas.NOTE_DELETE_OUTPUT,
+        run=_note_delete,
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+    ),
+    Tool(
+        name="explore_graph",
+        title="Explore people, projects and things across memories",
+        description=(
+            "See how the entities in the user's memories connect: from an entity (a person, project, place, "
+            "technology, error code, ...) or from a query, the entities that appear together with it, how strongly "
+            "and how (fact keys, tags, text), and the memories that link them. Use it for questions about a person "
+            "or project as a whole, or to find what is related to something across many memories; depth 2 goes "
+            "one step further."
+        ),
+        input_schema=schemas.EXPLORE_GRAPH_INPUT,
+        output_schema=GRAPH_SCHEMA,
+        run=_explore_graph,
+        read_only=True,
+    ),
 )
 TOOLS: dict[str, Tool] = {tool.name: tool for tool in _ALL_TOOLS}
 
@@ -312,6 +461,10 @@ def tool_call(tool: Tool, arguments: dict[str, Any], caller: Caller) -> dict[str
 def _explain(exc: GnosemError) -> str:
     if isinstance(exc, MemoryValidationError):
         return f"Invalid argument `{exc.field}`: {exc.message}"
+    if isinstance(exc, EntityNotFound):
+        return str(exc)
+    if isinstance(exc, notes.NoteNotFound):
+        return f"{exc} Check the id; note_list or semantic_search show the ids of your notes."
     if isinstance(exc, NotFound):
         return f"{exc} Check the id; memory_search or memory_list show the ids of your memories."
     return str(exc)

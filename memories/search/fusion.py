@@ -199,3 +199,21 @@ def fuse(rankings: dict[str, list[Ranked]], weights: dict[str, float], model: st
         share = (score - low) / (high - low) if high > low else 1.0
         fused[memory_id].score = FUSED_FLOOR + (1 - FUSED_FLOOR) * share
     return fused
+
+
+def expand(fused: dict[int, Fused], graph: list[Ranked], weight: float) -> None:
+    """Add graph expansion to the fused scores: each memory it reached gains `weight` times its
+    graph score over the best one's (a memory neither signal found enters with that alone), and
+    its rank, score and the entities it was reached through in `signals["graph"]`. The scores are
+    then scaled so that the best is 1.0 again."""
+    best = max((item.score for item in graph), default=0.0)
+    if best <= 0:
+        return
+    for rank, item in enumerate(graph, start=1):
+        entry = fused.setdefault(item.memory_id, Fused(item.memory_id, 0.0))
+        entry.score += weight * item.score / best
+        entry.signals["graph"] = {"rank": rank, "score": round(item.score, 6), "via": list(item.via)}
+    top = max((entry.score for entry in fused.values()), default=1.0)
+    if top > 1.0:
+        for entry in fused.values():
+            entry.score /= top

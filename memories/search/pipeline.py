@@ -3,8 +3,8 @@
 Vector and BM25 rankings of the owner's (filtered) memories are fused (a learned combination of
 the candidates' features and their sequence neighbours', memories.search.fusion); the fused score is
 then multiplied by a recency factor, by a factor for memories outside a time window the query
-names ("last Thursday"), and by MMR's redundancy discount. Graph expansion comes with a later
-issue and slots in before fusion.
+names ("last Thursday"), and by MMR's redundancy discount. Graph expansion adds to the fused scores
+of the memories sharing entities with the best candidates (memories.graph), before those factors.
 """
 
 import logging
@@ -20,9 +20,9 @@ from django.utils import timezone
 from gnosem.types import Owner
 from memories import embedding
 from memories.models import Memory
-from memories.search.fusion import Fused, fuse
+from memories.search.fusion import Fused, expand, fuse
 from memories.search.reranking import diversify, recency_factor
-from memories.search.signals import keyword_ranking, memory_vectors, vector_ranking
+from memories.search.signals import Ranked, graph_ranking, keyword_ranking, memory_vectors, vector_ranking
 from memories.search.time_expressions import TimeWindow, parse_time_window
 from memories.selectors import MemoryFilters, memories_of
 from memories.validation import clean_fraction, clean_half_life_days, clean_query, clean_top_k
@@ -34,6 +34,8 @@ logger = logging.getLogger(__name__)
 CANDIDATES_PER_RESULT = 4
 # MMR picks the results among this many of the best candidates per requested result.
 DIVERSITY_POOL_PER_RESULT = 2
+# Graph expansion starts from this many of the best fused candidates.
+GRAPH_SEEDS = 5
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,11 @@ def search_hybrid(
     diversity = clean_fraction("diversity", diversity, default=settings.GNOSEM_DIVERSITY)
     min_score = clean_fraction("min_score", min_score, default=0.0)
     now = now or timezone.now()
-    weights = {"vector": settings.GNOSEM_WEIGHT_VECTOR, "keyword": settings.GNOSEM_WEIGHT_KEYWORD}
+    weights = {
+        "vector": settings.GNOSEM_WEIGHT_VECTOR,
+        "keyword": settings.GNOSEM_WEIGHT_KEYWORD,
+        "graph": settings.GNOSEM_WEIGHT_GRAPH,
+    }
     per_signal = top_k * CANDIDATES_PER_RESULT
 
     # The query is embedded on the inference thread while this one runs the keyword query.
@@ -87,6 +93,9 @@ def search_hybrid(
             owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=per_signal
         )
     by_memory = fuse(rankings, weights, model_name)
+    if weights["graph"] > 0 and by_memory:
+        rankings["graph"] = _graph_expansion(owner, by_memory, filters, per_signal)
+        expand(by_memory, rankings["graph"], weights["graph"])
     created = {item.memory_id: item.created_at for ranking in rankings.values() for item in ranking}
     groups = {item.memory_id: item.group for ranking in rankings.values() for item in ranking if item.group}
     window = parse_time_window(query, now)
@@ -119,6 +128,14 @@ def search_hybrid(
         for candidate in chosen
         if candidate.memory_id in memories  # deleted between ranking and loading
     ]
+
+
+def _graph_expansion(owner: Owner, fused: dict[int, Fused], filters: MemoryFilters, limit: int) -> list[Ranked]:
+    """The graph signal's ranking from the best GRAPH_SEEDS fused candidates."""
+    seeds = sorted(fused.values(), key=lambda entry: (-entry.score, -entry.memory_id))[:GRAPH_SEEDS]
+    return graph_ranking(
+        owner_id=owner.pk, seeds={entry.memory_id: entry.score for entry in seeds}, filters=filters, limit=limit
+    )
 
 
 @dataclass

@@ -37,6 +37,8 @@ class Ranked:
     group: int | None = None
     # The previous and the next memory of its sequence (memories.sequences), None where there is none.
     neighbours: tuple[int | None, int | None] = (None, None)
+    # Graph: the names of the entities it was reached through, strongest first.
+    via: tuple[str, ...] = ()
 
 
 # The vector query, in parts. A short memory's in-context reading (its predecessor's tail + itself,
@@ -308,6 +310,93 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
                 neighbours=tuple(neighbours),
             )
             for memory_id, created_at, length, question, score, coverage, group, *neighbours in cursor.fetchall()
+        ]
+
+
+# Graph expansion: from the seeds (the best fused candidates, with their scores), through the
+# entities they mention, to the other memories mentioning them. An entity counts by the seed's score,
+# both mentions' weights and its rarity among the owner's memories (ln N / df); one mentioned by more
+# than GRAPH_MAX_SHARE of them (a speaker's name in every turn) links too much to say anything, and
+# one mentioned by its seed alone links nothing. A seed reached from another seed scores too (but never
+# through its own mentions).
+_GRAPH_SQL = sql.SQL("""
+WITH seed (memory_id, score) AS (
+    SELECT * FROM unnest(%(seeds)s::bigint[], %(scores)s::float8[])
+),
+corpus AS MATERIALIZED (
+    SELECT greatest(documents, 1)::float8 AS n,
+           least(%(max_df)s, greatest(%(min_df)s, documents * %(share)s)) AS max_df
+    FROM memories_owner_corpus WHERE owner_id = %(owner)s
+),
+linked AS MATERIALIZED (
+    SELECT n.entity_id, seed.memory_id AS seed_id, seed.score * n.weight * ln(corpus.n / d.df) AS strength
+    FROM seed
+    JOIN memories_entity_mention n ON n.memory_id = seed.memory_id
+    CROSS JOIN corpus
+    CROSS JOIN LATERAL (
+        SELECT count(*)::float8 AS df FROM (
+            SELECT FROM memories_entity_mention d WHERE d.entity_id = n.entity_id LIMIT %(max_df)s + 1
+        ) capped
+    ) d
+    WHERE d.df BETWEEN 2 AND corpus.max_df AND d.df < corpus.n
+),
+reached AS (
+    SELECT n.memory_id, sum(l.strength * n.weight) AS score
+    FROM linked l
+    JOIN memories_entity_mention n ON n.entity_id = l.entity_id AND n.memory_id <> l.seed_id
+    GROUP BY n.memory_id
+)
+SELECT r.memory_id, r.score, m.created_at, {group} AS near_duplicate_group,
+       ARRAY(
+           SELECT e.name FROM linked l
+           JOIN memories_entity_mention n ON n.entity_id = l.entity_id AND n.memory_id = r.memory_id
+           JOIN memories_entity e ON e.id = l.entity_id
+           WHERE l.seed_id <> r.memory_id
+           GROUP BY e.id, e.name ORDER BY max(l.strength) DESC, e.name LIMIT %(via)s
+       ) AS via
+FROM reached r
+JOIN memories_memory m ON m.id = r.memory_id AND m.owner_id = %(owner)s {current} {filters}
+ORDER BY r.score DESC, r.memory_id DESC
+LIMIT %(limit)s
+""")
+# An entity counts in graph expansion when mentioned by at most this share of the owner's memories,
+# but never fewer than GRAPH_MIN_MAX_DF nor more than GRAPH_MAX_DF of them.
+GRAPH_MAX_SHARE = 0.05
+GRAPH_MIN_MAX_DF = 5
+GRAPH_MAX_DF = 500
+# Entities named per memory reached through the graph (in `explain`).
+GRAPH_VIA = 3
+
+
+def graph_ranking(*, owner_id: int, seeds: dict[int, float], filters: MemoryFilters, limit: int) -> list[Ranked]:
+    """The owner's memories sharing entities with the `seeds` ({memory id: score}), best first
+    (see `_GRAPH_SQL`): the graph expansion signal (memories.graph)."""
+    if not seeds:
+        return []
+    filters_sql, filter_params = _filters_sql(filters)
+    statement = _GRAPH_SQL.format(
+        group=_GROUP_SQL.format(table=sql.Identifier("m")),
+        current=_current_sql(filters, "m"),
+        filters=filters_sql,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            statement,
+            {
+                "owner": owner_id,
+                "seeds": list(seeds),
+                "scores": list(seeds.values()),
+                "share": GRAPH_MAX_SHARE,
+                "min_df": GRAPH_MIN_MAX_DF,
+                "max_df": GRAPH_MAX_DF,
+                "via": GRAPH_VIA,
+                "limit": limit,
+                **filter_params,
+            },
+        )
+        return [
+            Ranked(memory_id, float(score), created_at, group=group, via=tuple(via))
+            for memory_id, score, created_at, group, via in cursor.fetchall()
         ]
 
 

@@ -12,7 +12,7 @@ from django.db import transaction
 from memories import embedding, near_duplicates, services, transfer
 from memories.models import Chunk, IndexingStatus, Memory
 from tests.memories.chat_server import ChatServer
-from tests.memories.mcp.conftest import mcp  # noqa: F401  (the MCP caller, for tests of a service through every door)
+from tests.memories.mcp.conftest import mcp, mcp_as  # noqa: F401  (MCP callers, for tests of a service through every door)
 
 MODEL = "test-compressor"
 API_KEY = "sk-test-key"

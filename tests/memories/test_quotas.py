@@ -56,8 +56,8 @@ def test_a_write_over_the_memory_limit_is_refused_with_the_limit_and_the_usage(o
         services.memory_write(owner=owner, content="three")
 
     assert str(refused.value) == (
-        "Quota reached: 2 memories; you have 2. Nothing was saved: delete some memories or ask the operator "
-        "to raise your quota."
+        "Quota reached: 2 memories; you have 2. Nothing was saved: delete some memories or notes, or ask the "
+        "operator to raise your quota."
     )
     assert Memory.objects.filter(owner=owner).count() == 2
 

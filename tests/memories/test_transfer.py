@@ -12,6 +12,9 @@ from memories.models import IndexingStatus, Memory
 
 START = datetime(2024, 11, 2, 8, 30, 15, 123456, tzinfo=UTC)
 
+# What an import of memories alone reports about notes.
+NO_NOTES = {"notes_imported": 0, "notes_duplicates": 0, "notes_new_ids": 0}
+
 
 def export_of(owner) -> dict:
     return json.loads("".join(transfer.export_chunks(owner)))
@@ -37,7 +40,7 @@ def written(owner) -> list[Memory]:
 
 def test_the_export_has_every_field_of_every_memory(owner, written):
     document = export_of(owner)
-    assert document["format"] == "gnosem-export" and document["version"] == 2
+    assert document["format"] == "gnosem-export" and document["version"] == 3
     assert len(document["memories"]) == 6
     first = document["memories"][0]
     assert first["content_optimized"] == "FACT=long repeated" and first["compression_status"] == "compressed"
@@ -51,7 +54,7 @@ def test_export_then_import_into_an_empty_account_is_lossless(owner, written, dj
     Memory.objects.filter(owner=owner).delete()
     with django_capture_on_commit_callbacks(execute=True):
         report = transfer.import_memories(owner=owner, document=copy.deepcopy(before))
-    assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 0, "compressed_dropped": 0}
+    assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 0, "compressed_dropped": 0, **NO_NOTES}
     after = export_of(owner)
     assert after["memories"] == before["memories"]
     # Imported memories are embedded again.
@@ -62,7 +65,7 @@ def test_importing_into_another_account_keeps_the_ids_and_everything_else(owner,
     before = export_of(owner)
     report = transfer.import_memories(owner=stranger, document=copy.deepcopy(before))
     # Ids are unique per owner: the owner holding them changes nothing for the stranger.
-    assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 0, "compressed_dropped": 0}
+    assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 0, "compressed_dropped": 0, **NO_NOTES}
     assert export_of(stranger)["memories"] == before["memories"]
     assert export_of(owner)["memories"] == before["memories"]
 
@@ -76,7 +79,7 @@ def test_a_strangers_import_of_the_owners_ids_reveals_and_touches_nothing(owner,
         "memories": [{"id": str(mine.public_id), "content": "stranger's note", "created_at": "2025-01-01T00:00:00Z"}],
     }
     report = transfer.import_memories(owner=stranger, document=document)
-    assert report.as_dict() == {"imported": 1, "duplicates": 0, "new_ids": 0, "compressed_dropped": 0}
+    assert report.as_dict() == {"imported": 1, "duplicates": 0, "new_ids": 0, "compressed_dropped": 0, **NO_NOTES}
     # Both users have a memory under that id, each their own.
     assert selectors.memory_get(owner=owner, public_id=mine.public_id).content == "owner's private plan"
     assert selectors.memory_get(owner=stranger, public_id=mine.public_id).content == "stranger's note"
@@ -102,7 +105,7 @@ def test_an_id_the_owner_already_has_gets_a_new_one(owner, written):
 def test_importing_the_same_file_twice_skips_the_duplicates(owner, written):
     document = export_of(owner)
     report = transfer.import_memories(owner=owner, document=document)
-    assert report.as_dict() == {"imported": 0, "duplicates": 6, "new_ids": 0, "compressed_dropped": 0}
+    assert report.as_dict() == {"imported": 0, "duplicates": 6, "new_ids": 0, "compressed_dropped": 0, **NO_NOTES}
     assert Memory.objects.filter(owner=owner).count() == 6
 
 
@@ -118,7 +121,7 @@ def test_duplicates_inside_one_file_are_imported_once(owner):
     [
         ([], "is not a Gnosem export"),
         ({"format": "other", "version": 1, "memories": []}, "is not a Gnosem export"),
-        ({"format": "gnosem-export", "version": 3, "memories": []}, "reads versions 1 and 2"),
+        ({"format": "gnosem-export", "version": 4, "memories": []}, "reads versions 1, 2 and 3"),
         ({"format": "gnosem-export", "version": 1, "memories": {}}, '"memories" must be a list'),
         ({"format": "gnosem-export", "version": 1, "memories": ["text"]}, "memory #1: memory: must be an object"),
     ],
@@ -175,7 +178,7 @@ def test_taken_ids_are_found_across_lookup_batches(owner, stranger, written, mon
         item["content"] += " again"
     Memory.objects.filter(owner=owner, public_id__in=[written[1].public_id, written[3].public_id]).delete()
     report = transfer.import_memories(owner=owner, document=document)
-    assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 4, "compressed_dropped": 0}
+    assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 4, "compressed_dropped": 0, **NO_NOTES}
     kept = set(Memory.objects.filter(owner=owner, content__endswith=" again").values_list("public_id", flat=True))
     assert {written[1].public_id, written[3].public_id} <= kept
 
@@ -231,7 +234,7 @@ LONG_TEXT = "The billing export moved to S3 bucket acme-billing-exports in eu-we
 def test_an_imported_compressed_form_that_fails_the_guard_is_dropped(owner, client, owner_token, optimized):
     item = {"content": LONG_TEXT, "content_optimized": optimized, "compression_status": "compressed"}
     report = transfer.import_memories(owner=owner, document=document_of({**item, "created_at": "2025-01-01"}))
-    assert report.as_dict() == {"imported": 1, "duplicates": 0, "new_ids": 0, "compressed_dropped": 1}
+    assert report.as_dict() == {"imported": 1, "duplicates": 0, "new_ids": 0, "compressed_dropped": 1, **NO_NOTES}
     assert "1 compressed form dropped" in str(report)
     memory = Memory.objects.get(owner=owner)
     # Decided afresh, as for a memory arriving without one (compression is off here).
@@ -316,7 +319,9 @@ def test_the_same_id_twice_in_one_file_is_refused_naming_both_entries(owner):
 
 @pytest.mark.parametrize("version", [True, 1.0, "1", None])
 def test_a_version_that_is_not_a_whole_number_is_refused(owner, version):
-    with pytest.raises(ValidationError, match='"version" must be a whole number; this server reads versions 1 and 2'):
+    with pytest.raises(
+        ValidationError, match='"version" must be a whole number; this server reads versions 1, 2 and 3'
+    ):
         transfer.import_memories(owner=owner, document=document_of(version=version))
 
 

@@ -29,7 +29,7 @@ def corrected(owner) -> tuple[Memory, Memory]:
 def test_the_round_trip_keeps_pins_corrections_provenance_and_history(owner, corrected):
     before = export_of(owner)
     old_entry, new_entry = before["memories"]
-    assert before["version"] == 2
+    assert before["version"] == 3
     assert old_entry["superseded_by"] == new_entry["id"]
     assert [revision["content"] for revision in old_entry["revisions"]] == ["We deploy on Tuesdays."]
     assert new_entry["pinned"] is True and new_entry["also_written_by"] == ["claude code"]

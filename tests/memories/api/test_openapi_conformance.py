@@ -16,7 +16,8 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
 from gnosem.env import Rate
-from memories import services, transfer
+from memories import notes, services, transfer
+from memories.graph import entities_link
 from memories.models import MAX_CONTENT_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, CompressionStatus, Memory, Quota
 
 DOCUMENT_URI = "urn:gnosem:openapi"
@@ -32,6 +33,10 @@ CONTEXT = "/api/v1/context"
 MERGE = "/api/v1/memories/{public_id}/merge"
 KEEP_APART = "/api/v1/memories/{public_id}/keep-apart"
 REINSTATE = "/api/v1/memories/{public_id}/reinstate"
+GRAPH = "/api/v1/graph"
+NOTES = "/api/v1/notes"
+NOTE = "/api/v1/notes/{public_id}"
+SEMANTIC = "/api/v1/search"
 
 
 def served_document() -> dict[str, Any]:
@@ -198,6 +203,23 @@ def linked(world: World, path: str) -> str:
     return path.format(public_id=world.compressed.public_id)
 
 
+def in_graph(world: World) -> World:
+    """The owner's memories with their entities linked, as indexing links them."""
+    entities_link([world.memory.pk, world.compressed.pk])
+    return world
+
+
+def my_note(world: World) -> str:
+    """A note of the owner's (written now, not embedded)."""
+    note = notes.note_write(owner=world.memory.owner, title="Runbook", content="# Runbook\n\nRestart the worker.")
+    return NOTE.format(public_id=note.public_id)
+
+
+def their_note(world: World) -> str:
+    note = notes.note_write(owner=world.strangers.owner, title="Theirs", content="The stranger's own note.")
+    return NOTE.format(public_id=note.public_id)
+
+
 def memory_action_cases(path: str, *, success: Callable[[World], str], refused: str | None) -> list["Case"]:
     """The cases of a POST acting on one memory: done, refused (when the action can be), and the errors of any."""
     cases = [
@@ -351,6 +373,74 @@ CASES = [
     Case("get", CONTEXT, 400, "a budget under 100", lambda w: w.send("get", CONTEXT, max_tokens=99)),
     Case("get", CONTEXT, 401, "no token", lambda w: w.send("get", CONTEXT, token=None)),
     Case("get", CONTEXT, 429, "over the rate limit", rate_limited(lambda w: w.send("get", CONTEXT))),
+    # GET /notes
+    Case("get", NOTES, 200, "a page of notes", lambda w: my_note(w) and w.send("get", NOTES, limit=1, tags="ops")),
+    Case("get", NOTES, 400, "a cursor that is none", lambda w: w.send("get", NOTES, cursor="nonsense")),
+    Case("get", NOTES, 401, "no token", lambda w: w.send("get", NOTES, token=None)),
+    Case("get", NOTES, 429, "over the rate limit", rate_limited(lambda w: w.send("get", NOTES))),
+    # POST /notes
+    Case("post", NOTES, 201, "a note", lambda w: w.send("post", NOTES, {"title": "Runbook", "content": "# Runbook"})),
+    Case("post", NOTES, 400, "no title", lambda w: w.send("post", NOTES, {"content": "x"})),
+    Case("post", NOTES, 401, "no token", lambda w: w.send("post", NOTES, {"title": "t", "content": "x"}, token=None)),
+    Case(
+        "post",
+        NOTES,
+        403,
+        "a read token",
+        lambda w: w.send("post", NOTES, {"title": "t", "content": "x"}, token=w.read_token),
+    ),
+    Case(
+        "post",
+        NOTES,
+        413,
+        "a body over the limit",
+        body_limit(100, lambda w: w.send("post", NOTES, {"title": "t", "content": "x" * 200})),
+    ),
+    Case("post", NOTES, 415, "a body that is not JSON", lambda w: w.send_text("post", NOTES)),
+    Case(
+        "post",
+        NOTES,
+        429,
+        "over the rate limit",
+        rate_limited(lambda w: w.send("post", NOTES, {"title": "t", "content": "x"})),
+    ),
+    # GET, PATCH, DELETE /notes/{id}
+    Case("get", NOTE, 200, "a note", lambda w: w.send("get", my_note(w), max_tokens=100)),
+    Case("get", NOTE, 400, "a start past its end", lambda w: w.send("get", my_note(w), start=10**6)),
+    Case("get", NOTE, 401, "no token", lambda w: w.send("get", my_note(w), token=None)),
+    Case("get", NOTE, 404, "a stranger's note", lambda w: w.send("get", their_note(w))),
+    Case("get", NOTE, 429, "over the rate limit", rate_limited(lambda w: w.send("get", my_note(w)))),
+    Case("patch", NOTE, 200, "a change", lambda w: w.send("patch", my_note(w), {"tags": ["ops"]})),
+    Case("patch", NOTE, 400, "nothing to change", lambda w: w.send("patch", my_note(w), {})),
+    Case("patch", NOTE, 401, "no token", lambda w: w.send("patch", my_note(w), {"tags": []}, token=None)),
+    Case("patch", NOTE, 403, "a read token", lambda w: w.send("patch", my_note(w), {"tags": []}, token=w.read_token)),
+    Case("patch", NOTE, 404, "a stranger's note", lambda w: w.send("patch", their_note(w), {"tags": []})),
+    Case(
+        "patch",
+        NOTE,
+        413,
+        "a body over the limit",
+        body_limit(100, lambda w: w.send("patch", my_note(w), {"content": "x" * 200})),
+    ),
+    Case("patch", NOTE, 415, "a body that is not JSON", lambda w: w.send_text("patch", my_note(w))),
+    Case("patch", NOTE, 429, "over the rate limit", rate_limited(lambda w: w.send("patch", my_note(w), {"tags": []}))),
+    Case("delete", NOTE, 204, "a deletion", lambda w: w.send("delete", my_note(w))),
+    Case("delete", NOTE, 401, "no token", lambda w: w.send("delete", my_note(w), token=None)),
+    Case("delete", NOTE, 403, "a read token", lambda w: w.send("delete", my_note(w), token=w.read_token)),
+    Case("delete", NOTE, 404, "a stranger's note", lambda w: w.send("delete", their_note(w))),
+    Case("delete", NOTE, 429, "over the rate limit", rate_limited(lambda w: w.send("delete", my_note(w)))),
+    # GET /search
+    Case("get", SEMANTIC, 200, "notes and memories", lambda w: w.send("get", SEMANTIC, query="staging database")),
+    Case("get", SEMANTIC, 400, "an unknown kind", lambda w: w.send("get", SEMANTIC, query="x", kinds="photos")),
+    Case("get", SEMANTIC, 401, "no token", lambda w: w.send("get", SEMANTIC, query="x", token=None)),
+    Case("get", SEMANTIC, 429, "over the rate limit", rate_limited(lambda w: w.send("get", SEMANTIC, query="x"))),
+    # GET /graph
+    Case("get", GRAPH, 200, "from an entity", lambda w: in_graph(w).send("get", GRAPH, entity="db", max_tokens=100)),
+    Case("get", GRAPH, 200, "from a query", lambda w: in_graph(w).send("get", GRAPH, query="staging", depth=2)),
+    Case("get", GRAPH, 400, "a depth over 2", lambda w: w.send("get", GRAPH, entity="db", depth=3)),
+    Case("get", GRAPH, 401, "no token", lambda w: w.send("get", GRAPH, entity="db", token=None)),
+    Case("get", GRAPH, 404, "an unknown entity", lambda w: w.send("get", GRAPH, entity="nobody")),
+    Case("get", GRAPH, 429, "over the rate limit", rate_limited(lambda w: w.send("get", GRAPH, query="db"))),
     # POST /memories/{id}/merge, /keep-apart, /reinstate
     *memory_action_cases(MERGE, success=lambda w: linked(w, MERGE), refused="not a near-duplicate"),
     *memory_action_cases(KEEP_APART, success=lambda w: linked(w, KEEP_APART), refused="not a near-duplicate"),

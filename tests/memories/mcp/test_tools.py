@@ -22,7 +22,15 @@ MEMORY_KEYS = {
     "also_written_by",
     "duplicate_of",
 }
-READ_TOOLS = {"session_start", "memory_search", "memory_list", "memory_get", "memory_history", "memory_count"}
+READ_TOOLS = {
+    "session_start",
+    "memory_search",
+    "memory_list",
+    "memory_get",
+    "memory_history",
+    "memory_count",
+    "explore_graph",
+}
 WRITE_TOOLS = {"memory_write", "memory_update", "memory_delete"}
 
 

@@ -1,0 +1,264 @@
+"""Notes: long documents (Markdown, plain text, a PDF's text) with a title and tags, written, read,
+listed, changed and deleted here for every interface, and embedded passage by passage in the
+background like memories (`pending` -> `indexed`). Search over them is memories.search.notes."""
+
+import hashlib
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+
+from gnosem.errors import NotFound, ValidationError
+from gnosem.types import Owner
+from memories import vectors
+from memories.graph import notes_link
+from memories.models import MAX_NOTE_TITLE_CHARS, IndexingStatus, Note, NoteChunk, NoteFormat
+from memories.note_chunking import note_passages, passage_for_embedding
+from memories.queue import enqueue_note_indexing
+from memories.quotas import quota_check, token_estimate
+from memories.selectors import decode_cursor, encode_cursor
+from memories.validation import clean_tags
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_NOTE_LIST_LIMIT = 20
+MAX_NOTE_LIST_LIMIT = 100
+# Passages embedded per call to the model while indexing a note (a long note has a thousand).
+NOTE_EMBEDDING_BATCH = 256
+_CONTROL_IN_TITLE = set(map(chr, [*range(32), *range(127, 160)]))
+
+
+class NoteNotFound(NotFound):
+    """No note with that id among the owner's (another owner's is reported the same way)."""
+
+
+def clean_note_title(title: object) -> str:
+    if not isinstance(title, str) or not title.strip():
+        raise ValidationError("title", "must be a non-empty line of text, such as the document's name.")
+    title = " ".join(title.split())
+    if len(title) > MAX_NOTE_TITLE_CHARS or _CONTROL_IN_TITLE & set(title):
+        raise ValidationError("title", f"one line of at most {MAX_NOTE_TITLE_CHARS} characters.")
+    return title
+
+
+def clean_note_content(content: object) -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise ValidationError("content", "must be non-empty text (Markdown or plain text).")
+    if "\x00" in content:
+        raise ValidationError("content", "must not contain NUL characters.")
+    limit = settings.GNOSEM_NOTE_MAX_BYTES
+    size = len(content.encode("utf-8", errors="surrogatepass"))
+    if size > limit:
+        raise ValidationError(
+            "content", f"is {size:,} bytes; a note holds at most {limit:,} bytes (GNOSEM_NOTE_MAX_BYTES): split it."
+        )
+    try:
+        content.encode()
+    except UnicodeEncodeError:
+        raise ValidationError("content", "holds characters that are not valid Unicode (lone surrogates).") from None
+    return content
+
+
+def clean_note_format(value: object) -> str:
+    if value is None:
+        return NoteFormat.MARKDOWN
+    if value not in NoteFormat.values:
+        raise ValidationError("format", f"one of {', '.join(NoteFormat.values)}.")
+    return value
+
+
+def clean_note_id(value: object) -> uuid.UUID:
+    try:
+        return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+    except (ValueError, AttributeError, TypeError):
+        raise ValidationError("id", "must be a note id (a UUID, as note_write or note_list return).") from None
+
+
+def notes_of(owner: Owner) -> QuerySet[Note]:
+    """The one entry point for note queries."""
+    return Note.objects.filter(owner=owner)
+
+
+def note_get(*, owner: Owner, public_id: object) -> Note:
+    """The owner's note; another owner's id is NoteNotFound, exactly like an unknown one."""
+    note = notes_of(owner).filter(public_id=clean_note_id(public_id)).first()
+    if note is None:
+        raise NoteNotFound(f"No note with id {public_id}.")
+    return note
+
+
+@dataclass(frozen=True)
+class NotePage:
+    notes: list[Note]
+    next_cursor: str | None
+
+
+def note_list(*, owner: Owner, tags: object = None, limit: object = None, cursor: object = None) -> NotePage:
+    """The owner's notes, most recently changed first, `limit` at a time (content deferred)."""
+    if limit is None:
+        limit = DEFAULT_NOTE_LIST_LIMIT
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_NOTE_LIST_LIMIT:
+        raise ValidationError("limit", f"must be a whole number from 1 to {MAX_NOTE_LIST_LIMIT}.")
+    notes = notes_of(owner).defer("content").order_by("-updated_at", "-id")
+    if tags:
+        notes = notes.filter(tags__contains=clean_tags(tags))
+    if cursor is not None:
+        updated_at, pk = decode_cursor(cursor, what="note_list")
+        notes = notes.filter(Q(updated_at__lt=updated_at) | Q(updated_at=updated_at, id__lt=pk))
+    page = list(notes[: limit + 1])
+    more = len(page) > limit
+    page = page[:limit]
+    return NotePage(page, encode_cursor(page[-1].updated_at, page[-1].pk) if more else None)
+
+
+@transaction.atomic
+def note_write(*, owner: Owner, title: object, content: object, tags: object = None, format: object = None) -> Note:
+    """Store a note; it is embedded in the background (found by search once `indexed`)."""
+    title, content = clean_note_title(title), clean_note_content(content)
+    tags, format = clean_tags(tags), clean_note_format(format)
+    quota_check(owner=owner, characters=len(content), tokens=token_estimate(content))
+    now = timezone.now()
+    note = Note.objects.create(
+        owner=owner,
+        title=title,
+        content=content,
+        tags=tags,
+        format=format,
+        created_at=now,
+        updated_at=now,
+        indexing_queued_at=now,
+    )
+    enqueue_note_indexing(note.pk)
+    note.refresh_from_db(fields=["tokens"])
+    return note
+
+
+@transaction.atomic
+def note_update(
+    *, owner: Owner, public_id: object, title: object = None, content: object = None, tags: object = None
+) -> Note:
+    """Change a note's title, text or tags (only those given); a new title or text is embedded
+    again (the old passages serve searches until then)."""
+    if title is None and content is None and tags is None:
+        raise ValidationError("content", "nothing to change: give at least one of title, content or tags.")
+    note = note_get(owner=owner, public_id=public_id)
+    note = Note.objects.select_for_update().get(pk=note.pk)
+    before = (note.title, note.content)
+    if title is not None:
+        note.title = clean_note_title(title)
+    if content is not None:
+        content = clean_note_content(content)
+        if len(content) > len(note.content):
+            quota_check(
+                owner=owner,
+                characters=len(content) - len(note.content),
+                tokens=token_estimate(content) - token_estimate(note.content),
+            )
+        note.content = content
+    if tags is not None:
+        note.tags = clean_tags(tags)
+    note.updated_at = timezone.now()
+    if (note.title, note.content) != before:
+        note.indexing_status, note.indexing_error, note.indexing_attempts = IndexingStatus.PENDING, "", 0
+        note.indexing_queued_at = note.updated_at
+        enqueue_note_indexing(note.pk)
+    note.save()
+    if (note.title, note.content) == before and tags is not None:
+        notes_link([note.pk])  # its tags name entities
+    note.refresh_from_db(fields=["tokens"])
+    return note
+
+
+@transaction.atomic
+def note_delete(*, owner: Owner, public_id: object) -> None:
+    """Delete a note with its passages."""
+    note_get(owner=owner, public_id=public_id).delete()
+
+
+def _digest(title: str, content: str) -> str:
+    return hashlib.md5(f"{title}\x00{content}".encode()).hexdigest()
+
+
+def note_index(note_id: int) -> bool:
+    """Embed a pending note's passages with every indexing model and store them, unless its title
+    or text changed meanwhile (the change queued its own run). Returns whether it was stored.
+    A failure counts an attempt; after GNOSEM_INDEXING_MAX_ATTEMPTS the note is marked failed."""
+    note = Note.objects.filter(pk=note_id, indexing_status=IndexingStatus.PENDING).first()
+    if note is None:
+        return False
+    try:
+        return _embed_and_store(note)
+    except Exception as exc:
+        last = note.indexing_attempts + 1 >= settings.GNOSEM_INDEXING_MAX_ATTEMPTS
+        logger.exception("embedding note %d failed", note.pk)
+        Note.objects.filter(pk=note.pk, indexing_status=IndexingStatus.PENDING).update(
+            indexing_attempts=F("indexing_attempts") + 1,
+            indexing_error=f"{type(exc).__name__}: {exc}"[:1000],
+            indexing_status=IndexingStatus.FAILED if last else IndexingStatus.PENDING,
+        )
+        raise
+
+
+def _embed_and_store(note: Note) -> bool:
+    passages = note_passages(note.content, markdown=note.format == NoteFormat.MARKDOWN)
+    texts = [passage_for_embedding(note.title, passage, note.content) for passage in passages]
+    chunks = []
+    for embedder in vectors.indexing_embedders():
+        embedded = []
+        for start in range(0, len(texts), NOTE_EMBEDDING_BATCH):
+            embedded.extend(embedder.embed(texts[start : start + NOTE_EMBEDDING_BATCH]))
+        chunks += [
+            NoteChunk(
+                note_id=note.pk,
+                owner_id=note.owner_id,
+                position=position,
+                start=passage.start,
+                end=passage.end,
+                heading=passage.heading[:200],
+                text=text,
+                model=embedder.name,
+                dimension=embedder.dimension,
+                embedding=vector,
+            )
+            for position, (passage, text, vector) in enumerate(zip(passages, texts, embedded, strict=True))
+        ]
+    digest = _digest(note.title, note.content)
+    with transaction.atomic():
+        current = Note.objects.select_for_update().filter(pk=note.pk, indexing_status=IndexingStatus.PENDING).first()
+        if current is None or _digest(current.title, current.content) != digest:
+            return False
+        NoteChunk.objects.filter(note_id=note.pk).delete()
+        NoteChunk.objects.bulk_create(chunks, batch_size=500)
+        Note.objects.filter(pk=note.pk).update(indexing_status=IndexingStatus.INDEXED, indexing_error="")
+        notes_link([note.pk])
+    return True
+
+
+_STALE_NOTES_SQL = """
+    WITH stale AS MATERIALIZED (
+        SELECT id FROM memories_note
+        WHERE indexing_status = 'pending' AND indexing_queued_at < %(cutoff)s
+        ORDER BY indexing_queued_at LIMIT %(limit)s
+        FOR UPDATE SKIP LOCKED
+    )
+    UPDATE memories_note AS n SET indexing_queued_at = now()
+    FROM stale WHERE n.id = stale.id
+    RETURNING n.id
+"""
+
+
+def notes_requeue_stale(now: datetime | None = None) -> list[int]:
+    """Queue again the pending notes whose queue entry is older than the re-queue delay."""
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.GNOSEM_REQUEUE_AFTER_SECONDS)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(_STALE_NOTES_SQL, {"cutoff": cutoff, "limit": 1000})
+            note_ids = [row[0] for row in cursor.fetchall()]
+        for note_id in note_ids:
+            enqueue_note_indexing(note_id)
+    return note_ids

@@ -1,0 +1,192 @@
+"""semantic_search: the owner's notes (and memories) best matching a query. A note is searched
+passage by passage, by meaning (cosine of the passage's vector, exact over the owner's passages)
+and by words (BM25 over the owner's passages). A passage scores its cosine plus KEYWORD_WEIGHT
+times its BM25 over the best passage's (the cosine of a passage only the words found is computed
+too), and each note answers once, with its best passage. Memories come from search_hybrid; with
+both kinds, results are merged by score (each kind's best scores 1.0)."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import connection
+from pgvector import Vector
+
+from gnosem.errors import ValidationError
+from gnosem.types import Owner
+from memories.models import Note, NoteChunk
+from memories.search.pipeline import SearchHit, query_embedding, search_hybrid
+from memories.search.signals import BM25_B, BM25_K1
+from memories.selectors import MemoryFilters
+from memories.validation import clean_query, clean_tags, clean_top_k
+from memories.vectors import serving_model_name
+
+KINDS = ("notes", "memories")
+# Passages each signal contributes per requested note: a note may hold several of the best.
+PASSAGES_PER_RESULT = 5
+# What the best word match adds to a passage's cosine (docs/benchmarks.md, "Notes").
+KEYWORD_WEIGHT = 0.6
+# A passage holding less than this share of the query's words (by IDF) counts proportionally less.
+FULL_COVERAGE = 0.8
+
+_VECTOR_SQL = """
+    SELECT c.id, c.note_id, 1 - (c.embedding <=> %(vector)s::halfvec) AS similarity
+    FROM memories_note_chunk c {join}
+    WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}
+    ORDER BY c.embedding <=> %(vector)s::halfvec, c.id
+    LIMIT %(limit)s
+"""
+# BM25 over the owner's passages (of the serving model), the document frequencies counted from the
+# full-text index for the query's few terms.
+_KEYWORD_SQL = """
+    WITH terms AS MATERIALIZED (
+        SELECT DISTINCT lexeme, quote_literal(lexeme)::tsquery AS word
+        FROM unnest(tsvector_to_array(gnosem_search_vector(%(query)s))) AS lexeme
+    ),
+    corpus AS MATERIALIZED (
+        SELECT count(*)::float8 AS n, greatest(avg(length(c.search_vector)), 1) AS avgdl
+        FROM memories_note_chunk c WHERE c.owner_id = %(owner)s AND c.model = %(model)s
+    ),
+    statistics AS MATERIALIZED (
+        SELECT t.lexeme, ln(1 + (corpus.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+        FROM terms t CROSS JOIN corpus
+        CROSS JOIN LATERAL (
+            SELECT count(*)::float8 AS df FROM memories_note_chunk c
+            WHERE c.owner_id = %(owner)s AND c.model = %(model)s AND c.search_vector @@ t.word
+        ) d
+    ),
+    matching AS (
+        SELECT c.id, c.note_id, c.search_vector, {similarity} AS similarity
+        FROM memories_note_chunk c {join}
+        WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}
+          AND c.search_vector @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
+    )
+    SELECT m.id, m.note_id, sum(
+        s.idf * (cardinality(u.positions) * ({k1} + 1))
+        / (cardinality(u.positions) + {k1} * (1 - {b} + {b} * length(m.search_vector) / corpus.avgdl))
+    ) AS rank, m.similarity, sum(s.idf) / (SELECT sum(idf) FROM statistics) AS coverage
+    FROM matching m
+    CROSS JOIN LATERAL unnest(m.search_vector) AS u (lexeme, positions, weights)
+    JOIN statistics s ON s.lexeme = u.lexeme
+    CROSS JOIN corpus
+    GROUP BY m.id, m.note_id, m.similarity
+    ORDER BY rank DESC, m.id
+    LIMIT %(limit)s
+"""
+_TAGS_JOIN = "JOIN memories_note n ON n.id = c.note_id"
+_TAGS_FILTER = "AND n.tags @> %(tags)s::varchar[]"
+
+
+@dataclass(frozen=True)
+class NoteHit:
+    note: Note
+    score: float
+    # The best passage: its span in the note and the headings it sits under.
+    start: int
+    end: int
+    heading: str
+    # Per signal that found the passage: {"rank", "score"}.
+    signals: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def passage(self) -> str:
+        return self.note.content[self.start : self.end]
+
+
+def clean_kinds(kinds: object) -> tuple[str, ...]:
+    if kinds is None:
+        return KINDS
+    if not isinstance(kinds, list) or not kinds or any(kind not in KINDS for kind in kinds):
+        raise ValidationError("kinds", f'a non-empty list of "notes" and/or "memories"; default both: {list(KINDS)}.')
+    return tuple(dict.fromkeys(kinds))
+
+
+def note_search(
+    *,
+    owner: Owner,
+    query: object,
+    top_k: object = None,
+    tags: object = None,
+    signals: tuple[str, ...] = ("vector", "keyword"),
+) -> list[NoteHit]:
+    """The owner's indexed notes best matching `query`, best first, each with its best passage.
+    `signals` leaves one out (the benchmark measures each alone)."""
+    query, top_k, tags = clean_query(query), clean_top_k(top_k), clean_tags(tags)
+    params = {"owner": owner.pk, "query": query, "limit": top_k * PASSAGES_PER_RESULT, "tags": tags}
+    join, filters = (_TAGS_JOIN, _TAGS_FILTER) if tags else ("", "")
+    model_name, vector = query_embedding(query)
+    model_name = model_name or serving_model_name()
+    use_vector = "vector" in signals and vector is not None
+    params["model"] = model_name
+    if use_vector:
+        params["vector"] = Vector(np.asarray(vector)).to_text()
+    rankings: dict[str, list[tuple]] = {}
+    with connection.cursor() as cursor:
+        if use_vector:
+            cursor.execute(_VECTOR_SQL.format(join=join, filters=filters), params)
+            rankings["vector"] = cursor.fetchall()
+        if "keyword" in signals:
+            similarity = "1 - (c.embedding <=> %(vector)s::halfvec)" if use_vector else "NULL::float8"
+            statement = _KEYWORD_SQL.format(join=join, filters=filters, similarity=similarity, k1=BM25_K1, b=BM25_B)
+            cursor.execute(statement, params)
+            rankings["keyword"] = cursor.fetchall()
+    return _fused(owner, rankings, top_k)
+
+
+def _fused(owner: Owner, rankings: dict[str, list[tuple]], top_k: int) -> list[NoteHit]:
+    """Each passage's cosine plus KEYWORD_WEIGHT x its word rank over the best (one signal alone:
+    its own score); each note as its best passage; scores over the best note's."""
+    passages: dict[int, dict] = {}
+    for rank, (chunk_id, note_id, similarity) in enumerate(rankings.get("vector", []), start=1):
+        passages[chunk_id] = {"note": note_id, "similarity": similarity, "words": 0.0, "signals": {}}
+        passages[chunk_id]["signals"]["vector"] = {"rank": rank, "score": round(float(similarity), 6)}
+    keyword = rankings.get("keyword", [])
+    best_words = max((float(row[2]) for row in keyword), default=0.0) or 1.0
+    for rank, (chunk_id, note_id, words, similarity, coverage) in enumerate(keyword, start=1):
+        entry = passages.setdefault(chunk_id, {"note": note_id, "similarity": similarity, "signals": {}})
+        entry["words"] = float(words) / best_words * min(float(coverage) / FULL_COVERAGE, 1.0)
+        entry["signals"]["keyword"] = {"rank": rank, "score": round(float(words), 6)}
+    for entry in passages.values():
+        if "vector" not in rankings:
+            entry["score"] = entry["words"]
+        else:
+            entry["score"] = float(entry["similarity"] or 0.0) + KEYWORD_WEIGHT * entry.get("words", 0.0)
+    best: dict[int, tuple[int, dict]] = {}
+    for chunk_id, entry in sorted(passages.items(), key=lambda item: (-item[1]["score"], item[0])):
+        best.setdefault(entry["note"], (chunk_id, entry))
+    chosen = list(best.items())[:top_k]
+    notes = Note.objects.filter(owner=owner).in_bulk([note_id for note_id, _ in chosen])
+    spans = {
+        chunk["id"]: chunk
+        for chunk in NoteChunk.objects.filter(id__in=[chunk_id for _, (chunk_id, _) in chosen]).values(
+            "id", "start", "end", "heading"
+        )
+    }
+    top = (chosen[0][1][1]["score"] if chosen else 0.0) or 1.0
+    return [
+        NoteHit(
+            note=notes[note_id],
+            score=round(max(entry["score"], 0.0) / top, 6) if top > 0 else 0.0,
+            start=spans[chunk_id]["start"],
+            end=spans[chunk_id]["end"],
+            heading=spans[chunk_id]["heading"],
+            signals=entry["signals"],
+        )
+        for note_id, (chunk_id, entry) in chosen
+        if note_id in notes and chunk_id in spans  # deleted meanwhile
+    ]
+
+
+def semantic_search(
+    *, owner: Owner, query: object, kinds: object = None, top_k: object = None, tags: object = None
+) -> list[NoteHit | SearchHit]:
+    """Notes and/or memories best matching `query`, best first by score (each kind's best scores
+    1.0), at most `top_k` in all."""
+    kinds, top_k = clean_kinds(kinds), clean_top_k(top_k)
+    results: list[NoteHit | SearchHit] = []
+    if "notes" in kinds:
+        results += note_search(owner=owner, query=query, top_k=top_k, tags=tags)
+    if "memories" in kinds:
+        filters = MemoryFilters(tags=tuple(clean_tags(tags)))
+        results += search_hybrid(owner=owner, query=query, top_k=top_k, filters=filters)
+    results.sort(key=lambda hit: -hit.score)
+    return results[:top_k]

@@ -1,0 +1,218 @@
+"""The graph: entities linked as memories are indexed, updated, compressed and deleted; explore_graph
+through the service, MCP and REST; graph expansion in search; the rebuild command; and a stranger
+seeing none of it."""
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from gnosem.errors import NotFound, ValidationError
+from memories import graph, services
+from memories.entity_extraction import entity_key
+from memories.graph_explore import graph_explore
+from memories.models import Entity, EntityMention, Memory
+from memories.search.pipeline import search_hybrid
+from tests.memories.conftest import GOOD, RAW
+
+ATLAS_DEADLINE = "Priya Raman moved the Atlas launch to June because the payments audit slipped."
+ATLAS_STACK = "The Atlas service runs on PostgreSQL 16; its migration scripts live in /srv/atlas/migrations."
+PRIYA_HIKING = "Priya Raman goes hiking in the Dolomites every September."
+ERROR_CODE = "The checkout fails with ERR-4312 when the payments audit flag is still set."
+
+
+def mention_names(memory: Memory) -> set[str]:
+    return set(EntityMention.objects.filter(memory=memory).values_list("entity__key", flat=True))
+
+
+@pytest.fixture
+def atlas(owner, index) -> list[Memory]:
+    return index(
+        services.memory_write(owner=owner, content=ATLAS_DEADLINE, tags=["project:atlas"]),
+        services.memory_write(owner=owner, content=ATLAS_STACK),
+        services.memory_write(owner=owner, content=PRIYA_HIKING),
+        services.memory_write(owner=owner, content=ERROR_CODE),
+    )
+
+
+def test_indexing_links_the_entities_of_text_and_tags(atlas):
+    deadline, stack, _hiking, error = atlas
+
+    assert {"priya raman", "atlas"} <= mention_names(deadline)
+    assert {"atlas", "postgresql 16", "/srv/atlas/migrations"} <= mention_names(stack)
+    assert "err-4312" in mention_names(error)
+    tagged = EntityMention.objects.get(memory=deadline, entity__key="atlas")
+    assert tagged.source == "tag" and tagged.weight == graph.SOURCE_WEIGHTS["tag"]
+    assert Entity.objects.get(key="atlas").kind == "project"  # the tag's namespace names the kind
+
+
+def test_an_update_relinks_at_once_and_a_deletion_unlinks(owner, atlas):
+    _deadline, stack, hiking, error = atlas
+
+    services.memory_update(owner=owner, public_id=hiking.public_id, content="Priya Raman goes sailing near Split.")
+    assert entity_key("Dolomites") not in mention_names(hiking)
+    assert "split" in mention_names(hiking)
+    services.memory_update(owner=owner, public_id=stack.public_id, tags=["team:payments"])
+    assert "team:payments" in mention_names(stack) or "payments" in mention_names(stack)
+
+    services.memory_delete(owner=owner, public_id=error.public_id)
+    assert not EntityMention.objects.filter(entity__key="err-4312").exists()
+    Entity.objects.filter(key="err-4312").update(linked_at=timezone.now() - graph.PRUNE_AFTER - timedelta(minutes=1))
+    assert graph.entities_prune() >= 1
+    assert not Entity.objects.filter(key="err-4312").exists()
+    assert Entity.objects.filter(key="atlas").exists()  # still mentioned: never pruned
+
+
+def test_compressed_facts_link_their_entities(owner, chat_server, django_capture_on_commit_callbacks):
+    chat_server.answer(GOOD)
+    with django_capture_on_commit_callbacks(execute=True):  # embedding and compression, as a worker would
+        memory = services.memory_write(owner=owner, content=RAW)
+
+    fact = EntityMention.objects.get(memory=memory, entity__key="billing")
+    assert fact.source == "fact:PROJECT" and fact.weight == graph.SOURCE_WEIGHTS["fact"]
+    assert Entity.objects.get(owner=owner, key="billing").kind == "project"
+
+
+def test_explore_from_an_entity_gives_its_neighbours_edges_and_memories(owner, atlas):
+    deadline, stack, hiking, _error = atlas
+
+    view = graph_explore(owner=owner, entity="priya raman")
+
+    assert [entity.key for entity in view.entry] == ["priya raman"]
+    names = {node.entity.key for node in view.nodes}
+    assert {"atlas", entity_key("Dolomites")} <= names
+    edge = next(edge for edge in view.edges if {edge.source.key, edge.target.key} == {"priya raman", "atlas"})
+    assert edge.memories == 1 and edge.memory_ids == [deadline.public_id]
+    assert "tag" in edge.via
+    assert {memory.pk for memory in view.memories} >= {deadline.pk, hiking.pk}
+    assert stack.pk not in {memory.pk for memory in view.memories}  # Priya is not in it: one step further
+
+    further = graph_explore(owner=owner, entity="Priya Raman", depth=2)
+    assert "/srv/atlas/migrations" in {node.entity.key for node in further.nodes} or stack.pk in {
+        memory.pk for memory in further.memories
+    }
+    assert max(node.depth for node in further.nodes) == 2
+
+
+def test_explore_from_a_query_starts_at_the_entities_of_its_results(owner, atlas):
+    view = graph_explore(owner=owner, query="when does the Atlas launch happen?")
+
+    assert "atlas" in {entity.key for entity in view.entry}
+
+
+def test_bad_explore_arguments_are_clear_errors(owner, atlas):
+    with pytest.raises(NotFound, match="No entity named 'Pryia'") as unknown:
+        graph_explore(owner=owner, entity="Pryia")
+    assert "Similar" in str(unknown.value) or "query" in str(unknown.value)
+    with pytest.raises(NotFound, match="Similar names: Priya Raman"):
+        graph_explore(owner=owner, entity="Priya")
+    with pytest.raises(ValidationError, match="depth"):
+        graph_explore(owner=owner, entity="Atlas", depth=3)
+    with pytest.raises(ValidationError, match="either"):
+        graph_explore(owner=owner, entity="Atlas", query="launch")
+    with pytest.raises(ValidationError, match="either"):
+        graph_explore(owner=owner)
+    with pytest.raises(ValidationError, match="limit"):
+        graph_explore(owner=owner, entity="Atlas", limit=0)
+    with pytest.raises(ValidationError, match="entity"):
+        graph_explore(owner=owner, entity="x" * 201)
+
+
+def test_explore_over_mcp_and_rest(owner, atlas, mcp, client, owner_token):
+    result = mcp.ok("explore_graph", {"entity": "Atlas", "max_tokens": 100})
+    assert result["entry"] == ["atlas"] or result["entry"][0].casefold() == "atlas"
+    assert result["edges"] and all(edge["memory_ids"] for edge in result["edges"])
+    assert "cut_for_budget" in result
+
+    message = mcp.fails("explore_graph", {"entity": "Nobody"})
+    assert "No entity named 'Nobody'" in message and "memory_search" not in message
+    assert "depth" in mcp.fails("explore_graph", {"entity": "Atlas", "depth": 5})
+
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {owner_token}"}
+    answer = client.get(reverse("api-graph"), {"entity": "priya raman", "depth": 2}, **headers)
+    assert answer.status_code == 200, answer.content
+    assert {"priya raman", "atlas"} <= {entity["name"].casefold() for entity in answer.json()["entities"]}
+    missing = client.get(reverse("api-graph"), {"entity": "Nobody"}, **headers)
+    assert missing.status_code == 404 and "No entity named" in missing.json()["error"]["message"]
+    assert client.get(reverse("api-graph"), {"entity": "Atlas", "depth": "x"}, **headers).status_code == 400
+
+
+def test_a_stranger_sees_none_of_the_owners_graph(owner, stranger, atlas, index, mcp_as, stranger_token, client):
+    index(services.memory_write(owner=stranger, content="Priya Raman and I play chess at the Lisbon club on Tuesdays."))
+
+    view = graph_explore(owner=stranger, entity="Priya Raman")
+    assert {memory.owner_id for memory in view.memories} == {stranger.pk}
+    assert "atlas" not in {node.entity.key for node in view.nodes}
+    with pytest.raises(NotFound):
+        graph_explore(owner=stranger, entity="Atlas")
+    assert "No entity named" in mcp_as(stranger_token).fails("explore_graph", {"entity": "ERR-4312"})
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {stranger_token}"}
+    assert client.get(reverse("api-graph"), {"entity": "Atlas"}, **headers).status_code == 404
+    owners_entity = Entity.objects.get(owner=owner, key="atlas")
+    client.force_login(stranger)
+    assert client.get(reverse("entity_detail", args=[owners_entity.pk])).status_code == 404
+    assert "Atlas" not in client.get(reverse("entities")).content.decode()
+
+
+def test_graph_expansion_finds_a_memory_through_a_shared_entity(owner, index, settings):
+    memories = index(
+        services.memory_write(owner=owner, content="Our new mobile checkout has the codename Kestrel."),
+        services.memory_write(owner=owner, content="The only payment provider in Kestrel will be Stripe."),
+        *(
+            services.memory_write(owner=owner, content=f"Unrelated note {i} about the office plants and coffee.")
+            for i in range(12)
+        ),
+    )
+    query = "what is the codename of the new mobile checkout?"
+
+    settings.GNOSEM_WEIGHT_GRAPH = 0.5
+    hits = search_hybrid(owner=owner, query=query, top_k=5, diversity=0)
+    reached = next(hit for hit in hits if hit.memory.pk == memories[1].pk)
+    assert reached.signals["graph"]["via"] == ["Kestrel"]
+
+    settings.GNOSEM_WEIGHT_GRAPH = 0.0
+    hits = search_hybrid(owner=owner, query=query, top_k=5, diversity=0)
+    assert all("graph" not in hit.signals for hit in hits)
+
+
+def test_rebuildgraph_relinks_every_memory(owner, atlas, command):
+    EntityMention.objects.all().delete()
+
+    out, err = command("rebuildgraph")
+
+    assert "4 memories and notes relinked" in out
+    assert "priya raman" in mention_names(atlas[0])
+    out, err = command("rebuildgraph", "--user", owner.username)
+    assert "4 memories and notes relinked" in out and "Only the memories of" in err
+
+
+def test_entity_pages_list_draw_and_escape(owner, owner_client, index):
+    index(
+        services.memory_write(owner=owner, content="Ask @mallory about <script>alert(1)</script> with Priya Raman."),
+        services.memory_write(owner=owner, content="@mallory and Priya Raman run the Friday demo."),
+    )
+    listing = owner_client.get(reverse("entities"), {"q": "mallory"})
+    assert listing.status_code == 200 and "@mallory" in listing.content.decode()
+    entity = Entity.objects.get(owner=owner, key="@mallory")
+
+    page = owner_client.get(reverse("entity_detail", args=[entity.pk]))
+
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert '<svg id="neighbourhood"' in html and "Priya Raman" in html
+    assert "<script>alert(1)</script>" not in html
+    assert owner_client.get(reverse("entity_detail", args=[10**9])).status_code == 404
+    assert owner_client.get(reverse("entities"), {"kind": "bogus", "q": "x" * 5000}).status_code == 200
+
+
+def test_graph_expansion_in_a_store_where_every_memory_shares_the_entity(owner, index):
+    """An entity every memory mentions says nothing (ln N/df = 0): search answers without it."""
+    index(
+        services.memory_write(owner=owner, content="The codename of the checkout is Kestrel."),
+        services.memory_write(owner=owner, content="We ship Kestrel in June."),
+    )
+
+    hits = search_hybrid(owner=owner, query="when does Kestrel ship?")
+
+    assert hits and all("graph" not in hit.signals for hit in hits)
