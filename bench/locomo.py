@@ -42,13 +42,14 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 
 ANSWERABLE = (1, 2, 3, 4)
 TOP_K = 10
 # Each signal alone: the other signal's weight 0 (so no fusion, and no neighbouring context: it is
-# part of the learned fusion), no graph expansion, time window, decay or diversity. "no-graph" is
-# the pipeline without graph expansion, to measure what it adds in the same run.
+# part of the learned fusion), no graph expansion, time window, decay or diversity. "graph" is the
+# pipeline with graph expansion at GRAPH_WEIGHT (off by default), to measure it in the same run.
 _ALONE = {"GNOSEM_OUTSIDE_TIME_WINDOW": 1.0, "GNOSEM_WEIGHT_GRAPH": 0.0}
+GRAPH_WEIGHT = 0.05
 CONFIGURATIONS = {
     "vector": ({"GNOSEM_WEIGHT_KEYWORD": 0.0, **_ALONE}, {"half_life_days": 0, "diversity": 0}),
     "keyword": ({"GNOSEM_WEIGHT_VECTOR": 0.0, **_ALONE}, {"half_life_days": 0, "diversity": 0}),
-    "no-graph": ({"GNOSEM_WEIGHT_GRAPH": 0.0}, {}),
+    "graph": ({"GNOSEM_WEIGHT_GRAPH": GRAPH_WEIGHT}, {}),
     "pipeline": ({}, {}),
 }
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")

@@ -24,7 +24,8 @@ and a huey consumer started as `make run` starts them. Phases (`--phases 10k,100
   a later run with the same sizes reuses them (`--rebuild` builds them again).
 Each phase then searches one owner with `--queries` (200) questions from bench/corpus.py, top_k 10:
 `memory_search` over MCP (SDK client; `session_start` and `memory_count` with the same queries
-too) and `GET /api/v1/memories/search` over REST (keep-alive), then
+too, and in phase 10k `explore_graph` from the query) and `GET /api/v1/memories/search` over REST
+(keep-alive), then
 `search_hybrid` in this process, and the vector signal's recall: its top 40 memories (top_k x
 CANDIDATES_PER_RESULT, the limit search gives it) against those of its exact scan, with the real
 query embeddings. Before searching, both tables are vacuumed and analysed (the state autovacuum leaves them in), and
@@ -144,6 +145,7 @@ class PhaseResult:
     recall: float
     session_start: ToolCalls
     count: ToolCalls
+    explore: ToolCalls | None = None
     writes: ToolCalls | None = None
     index_seconds: float | None = None
     store_seconds: float | None = None
@@ -444,11 +446,18 @@ READ_TOOLS: dict[str, Callable[[str], dict]] = {
 }
 
 
-async def mcp_tool_calls(url: str, token: str, queries: list[str]) -> dict[str, ToolCalls]:
-    """Each of READ_TOOLS called once per query (after a few warm-up calls), one tool after the other."""
+# Timed in phase 10k only: the derived stores copy memories and vectors, not the entities the worker
+# links while indexing.
+GRAPH_TOOLS: dict[str, Callable[[str], dict]] = {"explore_graph": lambda query: {"query": query}}
+
+
+async def mcp_tool_calls(
+    url: str, token: str, queries: list[str], tools: dict[str, Callable[[str], dict]]
+) -> dict[str, ToolCalls]:
+    """Each of `tools` called once per query (after a few warm-up calls), one tool after the other."""
     calls = {}
     async with sdk_client(url, token) as client:
-        for tool, arguments in READ_TOOLS.items():
+        for tool, arguments in tools.items():
             for query in queries[:WARM_UP_QUERIES]:
                 await client.call_tool(tool, arguments(query))
             calls[tool] = ToolCalls()
@@ -490,7 +499,7 @@ def timed(function: Callable[..., T], /, *arguments, **keywords) -> tuple[T, flo
 def measure_searches(phase: str, owner: Owner, token: str, url: str, queries: list[str]) -> PhaseResult:
     settle()
     print(f"phase {phase}: searching ...", flush=True)
-    tools = asyncio.run(mcp_tool_calls(url, token, queries))
+    tools = asyncio.run(mcp_tool_calls(url, token, queries, READ_TOOLS | (GRAPH_TOOLS if phase == "10k" else {})))
     rest = rest_searches(urllib.parse.urlsplit(url).port, token, queries)
     model = serving_model_name()
     embedder = get_embedder(model)
@@ -520,6 +529,7 @@ def measure_searches(phase: str, owner: Owner, token: str, url: str, queries: li
         mcp=tools["memory_search"],
         session_start=tools["session_start"],
         count=tools["memory_count"],
+        explore=tools.get("explore_graph"),
         rest=rest,
         in_process=in_process,
         recall=float(np.mean(overlaps)),
@@ -571,9 +581,13 @@ def report(results: list[PhaseResult], queries: int) -> None:
             f"{r.phase:26} {p50_p95(r.in_process):>15} {p50_p95(r.embedding):>16} {p50_p95(r.keyword):>15}"
             f" {p50_p95(r.vector):>15} {p50_p95(r.vector_exact):>15}"
         )
-    print(f"\n{'over MCP p50 / p95':26} {'session_start':>15} {'memory_count':>15}  (with the query)")
+    print(
+        f"\n{'over MCP p50 / p95':26} {'session_start':>15} {'memory_count':>15} {'explore_graph':>15}"
+        "  (with the query)"
+    )
     for r in results:
-        print(f"{r.phase:26} {p50_p95(r.session_start.latencies):>15} {p50_p95(r.count.latencies):>15}")
+        explore = p50_p95(r.explore.latencies) if r.explore else "-"
+        print(f"{r.phase:26} {p50_p95(r.session_start.latencies):>15} {p50_p95(r.count.latencies):>15} {explore:>15}")
     for r in results:
         cpu = f"memory_search {r.mcp.client_cpu_ms:.1f} ms" + (
             f", memory_write {r.writes.client_cpu_ms:.1f} ms" if r.writes else ""

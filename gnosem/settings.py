@@ -177,8 +177,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 2 * GNOSEM_NOTE_MAX_BYTES + 65_536)
 GNOSEM_WEIGHT_VECTOR = env_float("GNOSEM_WEIGHT_VECTOR", 1.0, minimum=0.0, maximum=10.0)
 GNOSEM_WEIGHT_KEYWORD = env_float("GNOSEM_WEIGHT_KEYWORD", 1.0, minimum=0.0, maximum=10.0)
 # Graph expansion (memories through entities shared with the best results) adds up to this much to
-# a fused score (the best is 1.0); 0 turns it off. Set by measurement (docs/benchmarks.md, "Graph expansion").
-GNOSEM_WEIGHT_GRAPH = env_float("GNOSEM_WEIGHT_GRAPH", 0.05, minimum=0.0, maximum=10.0)
+# a fused score (the best is 1.0); 0, the default, turns it off: measured, it did not help enough
+# (docs/benchmarks.md, "Graph expansion").
+GNOSEM_WEIGHT_GRAPH = env_float("GNOSEM_WEIGHT_GRAPH", 0.0, minimum=0.0, maximum=10.0)
 # Embed a short memory a second time with its predecessor in front (same client, minutes before).
 GNOSEM_CONTEXT_EMBEDDING = env_bool("GNOSEM_CONTEXT_EMBEDDING", True)
 # From this many chunks (of one model) on, an owner's vector search reads an HNSW index of its own

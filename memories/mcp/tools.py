@@ -396,7 +396,10 @@ _ALL_TOOLS = (
     Tool(
         name="note_update",
         title="Change a note",
-        description="Replace a note's title, text or tags (only those given).",
+        description=(
+            "Replace a note's title, text or tags (only those given): the new text replaces the whole note and is "
+            "embedded again."
+        ),
         input_schema=schemas.NOTE_UPDATE_INPUT,
         output_schema=NOTE_SCHEMA,
         run=_note_update,
@@ -407,7 +410,7 @@ _ALL_TOOLS = (
     Tool(
         name="note_delete",
         title="Delete a note",
-        description="Delete a note for good, by id.",
+        description="Delete a note for good, by id, with its passages. Use when the user asks to drop a document.",
         input_schema=schemas.NOTE_DELETE_INPUT,
         output_schema=schemas.NOTE_DELETE_OUTPUT,
         run=_note_delete,

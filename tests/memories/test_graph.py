@@ -206,8 +206,9 @@ def test_entity_pages_list_draw_and_escape(owner, owner_client, index):
     assert owner_client.get(reverse("entities"), {"kind": "bogus", "q": "x" * 5000}).status_code == 200
 
 
-def test_graph_expansion_in_a_store_where_every_memory_shares_the_entity(owner, index):
+def test_graph_expansion_in_a_store_where_every_memory_shares_the_entity(owner, index, settings):
     """An entity every memory mentions says nothing (ln N/df = 0): search answers without it."""
+    settings.GNOSEM_WEIGHT_GRAPH = 0.5
     index(
         services.memory_write(owner=owner, content="The codename of the checkout is Kestrel."),
         services.memory_write(owner=owner, content="We ship Kestrel in June."),

@@ -30,8 +30,11 @@ READ_TOOLS = {
     "memory_history",
     "memory_count",
     "explore_graph",
+    "semantic_search",
+    "note_get",
+    "note_list",
 }
-WRITE_TOOLS = {"memory_write", "memory_update", "memory_delete"}
+WRITE_TOOLS = {"memory_write", "memory_update", "memory_delete", "note_write", "note_update", "note_delete"}
 
 
 def write(owner, content: str, **kwargs) -> Memory:
@@ -49,7 +52,7 @@ def test_every_tool_is_fully_described(mcp):
         assert tool["outputSchema"]["type"] == "object"
         hints = tool["annotations"]
         assert hints["readOnlyHint"] is (name in READ_TOOLS)
-        assert hints["destructiveHint"] is (name in {"memory_update", "memory_delete"})
+        assert hints["destructiveHint"] is (name in {"memory_update", "memory_delete", "note_update", "note_delete"})
         assert hints["openWorldHint"] is False
         assert isinstance(hints["idempotentHint"], bool)
 
