@@ -26,6 +26,11 @@ QUERY_RESULTS = 5
 QUERY_ENTRY_POINTS = 3
 # Memories named per edge (the newest that mention both entities).
 MEMORIES_PER_EDGE = 3
+# Edges returned, strongest first, and memories read out in full (those of the strongest edges,
+# within the token budget: DEFAULT_MAX_TOKENS unless the caller gives one).
+MAX_EDGES = 60
+MAX_EDGE_MEMORIES = 25
+DEFAULT_MAX_TOKENS = 2_000
 # Names suggested when an entity is unknown.
 SUGGESTIONS = 5
 # Entities on the dashboard's list.
@@ -203,6 +208,7 @@ _EDGES_SQL = f"""
     FROM pairs
     GROUP BY source, target
     ORDER BY weight DESC, source, target
+    LIMIT %(edges)s
 """
 
 
@@ -217,12 +223,25 @@ def graph_explore(
 ) -> GraphView:
     """The entities within `depth` steps of the entry points (the entity named `entity`, or those
     of the best results for `query`), at most `limit` of them, strongest links first; the edges
-    among them; and the memories behind those edges, newest first, within `max_tokens`."""
+    among them (MAX_EDGES at most); and the memories behind the strongest edges (MAX_EDGE_MEMORIES
+    at most), within `max_tokens` (DEFAULT_MAX_TOKENS when not given)."""
     if (entity is None) == (query is None):
         raise ValidationError("entity", "give either `entity` (a name) or `query` (to start from what it finds).")
     depth, limit = clean_depth(depth), clean_entity_limit(limit)
     entry = [entity_find(owner=owner, name=entity)] if entity is not None else _entry_points(owner, query)
-    depths = {node.pk: 0 for node in entry[:limit]}
+    return graph_explore_from(owner=owner, entry=entry, depth=depth, limit=limit, max_tokens=max_tokens)
+
+
+def graph_explore_from(
+    *,
+    owner: Owner,
+    entry: list[Entity],
+    depth: int = 1,
+    limit: int = DEFAULT_ENTITY_LIMIT,
+    max_tokens: int | None = None,
+) -> GraphView:
+    """As `graph_explore`, from these entities of the owner's (the entity page starts from its own)."""
+    depths = {node.pk: 0 for node in entry[:limit] if node.owner_id == owner.pk}
     frontier = list(depths)
     for step in range(1, depth + 1):
         if not frontier or len(depths) >= limit:
@@ -231,10 +250,8 @@ def graph_explore(
         depths.update({node_id: step for node_id in frontier})
     entities = Entity.objects.filter(owner=owner, pk__in=depths).in_bulk()
     edges, memories, notes = _edges(owner, entities)
-    if max_tokens is None:
-        cut = []
-    else:
-        memories, cut = fit_to_budget(memories, lambda memory: reading_tokens(memory, raw=False), max_tokens)
+    budget = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
+    memories, cut = fit_to_budget(memories, lambda memory: reading_tokens(memory, raw=False), budget)
     return GraphView(
         entry=[node for node in entry if node.pk in entities],
         nodes=_nodes(owner, entities, depths),
@@ -265,14 +282,16 @@ def _strongest_neighbours(owner: Owner, frontier: list[int], seen: list[int], ro
 
 
 def _edges(owner: Owner, entities: dict[int, Entity]) -> tuple[list[Edge], list[Memory], list[Note]]:
-    """The edges among `entities`, strongest first, and the memories and notes behind them (each
-    once, in the order the edges name them)."""
+    """The strongest MAX_EDGES edges among `entities`, and the memories (the first
+    MAX_EDGE_MEMORIES) and notes behind them, each once, in the order the edges name them."""
+    parameters = {"owner": owner.pk, "nodes": list(entities), "per_edge": MEMORIES_PER_EDGE, "edges": MAX_EDGES}
     with connection.cursor() as cursor:
-        cursor.execute(_EDGES_SQL, {"owner": owner.pk, "nodes": list(entities), "per_edge": MEMORIES_PER_EDGE})
+        cursor.execute(_EDGES_SQL, parameters)
         rows = cursor.fetchall()
     memory_order = list(dict.fromkeys(memory_id for *_, memory_ids, _ in rows for memory_id in memory_ids or []))
     note_order = list(dict.fromkeys(note_id for *_, note_ids in rows for note_id in note_ids or []))
-    memories = memories_of(owner).in_bulk(memory_order)
+    memory_ids = dict(memories_of(owner).filter(pk__in=memory_order).values_list("pk", "public_id"))
+    read = memories_of(owner).in_bulk(memory_order[:MAX_EDGE_MEMORIES])
     notes = Note.objects.filter(owner=owner).defer("content").in_bulk(note_order)
     edges = [
         Edge(
@@ -282,14 +301,14 @@ def _edges(owner: Owner, entities: dict[int, Entity]) -> tuple[list[Edge], list[
             memory_count,
             note_count,
             _how_named(how),
-            [memories[memory_id].public_id for memory_id in memory_ids or [] if memory_id in memories],
-            [notes[note_id].public_id for note_id in note_ids or [] if note_id in notes],
+            [memory_ids[memory_id] for memory_id in edge_memories or [] if memory_id in memory_ids],
+            [notes[note_id].public_id for note_id in edge_notes or [] if note_id in notes],
         )
-        for source, target, weight, memory_count, note_count, how, memory_ids, note_ids in rows
+        for source, target, weight, memory_count, note_count, how, edge_memories, edge_notes in rows
     ]
     return (
         edges,
-        [memories[memory_id] for memory_id in memory_order if memory_id in memories],
+        [read[memory_id] for memory_id in memory_order if memory_id in read],
         [notes[note_id] for note_id in note_order if note_id in notes],
     )
 

@@ -9,7 +9,8 @@ from typing import Any, TypeVar
 
 from memories.budget import fit_to_budget, reading_tokens
 from memories.graph import SOURCE_WEIGHTS
-from memories.graph_explore import GraphView
+from memories.graph_explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
+from memories.graph_explore import MAX_EDGE_MEMORIES, MAX_EDGES, GraphView
 from memories.models import EntityKind, IndexingStatus, Memory, MemoryRevision, Note, NoteFormat
 from memories.notes import NotePage
 from memories.search.notes import NoteHit
@@ -340,11 +341,15 @@ GRAPH_SCHEMA = _object(
             "description": "The entities explored from: the one named, or those of the query's best results.",
         },
         "entities": {"type": "array", "items": GRAPH_ENTITY_SCHEMA},
-        "edges": {"type": "array", "items": GRAPH_EDGE_SCHEMA, "description": "Strongest first."},
+        "edges": {"type": "array", "items": GRAPH_EDGE_SCHEMA, "description": f"Strongest first, at most {MAX_EDGES}."},
         "memories": {
             "type": "array",
             "items": MEMORY_SCHEMA,
-            "description": "The memories behind the edges, strongest edge first.",
+            "description": (
+                f"The memories behind the strongest edges (up to {MAX_EDGE_MEMORIES}), strongest edge first, within "
+                f"max_tokens ({DEFAULT_GRAPH_MAX_TOKENS:,} unless given); the others' ids are in the edges' "
+                "memory_ids and cut_for_budget."
+            ),
         },
         "notes": {
             "type": "array",
@@ -355,13 +360,12 @@ GRAPH_SCHEMA = _object(
         },
         **CUT_FOR_BUDGET_PROPERTIES,
     },
-    ["entry", "entities", "edges", "memories", "notes"],
+    ["entry", "entities", "edges", "memories", "notes", "cut_for_budget"],
 )
 
 
-def graph_to_dict(view: GraphView, *, max_tokens: int | None = None) -> dict[str, Any]:
-    """An exploration of the graph (GRAPH_SCHEMA); `cut_for_budget` only when given `max_tokens`."""
-    cut = {"cut_for_budget": [str(memory.public_id) for memory in view.cut_for_budget]} if max_tokens else {}
+def graph_to_dict(view: GraphView) -> dict[str, Any]:
+    """An exploration of the graph (GRAPH_SCHEMA)."""
     return {
         "entry": [entity.name for entity in view.entry],
         "entities": [
@@ -391,7 +395,7 @@ def graph_to_dict(view: GraphView, *, max_tokens: int | None = None) -> dict[str
         ],
         "memories": [memory_to_dict(memory) for memory in view.memories],
         "notes": [{"id": str(note.public_id), "title": note.title} for note in view.notes],
-        **cut,
+        "cut_for_budget": [str(memory.public_id) for memory in view.cut_for_budget],
     }
 
 

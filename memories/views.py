@@ -289,7 +289,7 @@ def entity_detail(request: HttpRequest, entity_id: int) -> HttpResponse:
         entity = graph_explore.entity_get(owner=request.user, entity_id=entity_id)
     except NotFound:
         raise Http404("No such entity.") from None
-    view = graph_explore.graph_explore(owner=request.user, entity=entity.name, limit=ENTITY_PAGE_NEIGHBOURS)
+    view = graph_explore.graph_explore_from(owner=request.user, entry=[entity], limit=ENTITY_PAGE_NEIGHBOURS)
     [node] = [node for node in view.nodes if node.entity.pk == entity.pk]
     context = {
         "entity": entity,

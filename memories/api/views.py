@@ -556,7 +556,7 @@ class GraphExploreView(APIView):
             limit=_whole_number(request, "limit"),
             max_tokens=max_tokens,
         )
-        return Response(graph_to_dict(view, max_tokens=max_tokens))
+        return Response(graph_to_dict(view))
 
 
 class SessionContextView(APIView):

@@ -11,6 +11,7 @@ from django.conf import settings
 
 from memories.counting import GROUPINGS
 from memories.graph_explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT
+from memories.graph_explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
 from memories.models import MAX_CONTENT_CHARS, MAX_ENTITY_NAME_CHARS, MAX_NOTE_TITLE_CHARS, MAX_TAGS
 from memories.notes import DEFAULT_NOTE_LIST_LIMIT, MAX_NOTE_LIST_LIMIT
 from memories.presenters import DUPLICATE_PROPERTY, MEMORY_PROPERTIES
@@ -234,7 +235,10 @@ EXPLORE_GRAPH_INPUT = _object(
         },
         "max_tokens": {
             **MAX_TOKENS_SCHEMA,
-            "description": "The most tokens the memories behind the edges may take (those over it are listed as cut).",
+            "description": (
+                f"The most tokens the memories behind the edges may take (default {DEFAULT_GRAPH_MAX_TOKENS:,}; "
+                "those over it are listed in cut_for_budget)."
+            ),
         },
     }
 )

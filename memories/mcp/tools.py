@@ -177,7 +177,7 @@ def _explore_graph(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         limit=arguments.get("limit"),
         max_tokens=max_tokens,
     )
-    return graph_to_dict(view, max_tokens=max_tokens)
+    return graph_to_dict(view)
 
 
 def _note_write(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:

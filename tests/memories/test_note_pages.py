@@ -464,3 +464,15 @@ def test_uploads_past_the_rate_limit_are_refused_with_the_wait(owner, owner_clie
     assert "Rate limit reached: your account may make 1 note uploads per hour" in page_of(refused, status=429)
     assert int(refused["Retry-After"]) > 0
     assert Note.objects.filter(owner=owner).count() == 1
+
+
+def test_a_50_mb_upload_is_refused_unread_at_the_default_limit(owner, owner_client, monkeypatch):
+    def read(*args, **kwargs):
+        raise AssertionError("the upload was read")
+
+    monkeypatch.setattr(MultiPartParser, "parse", read)
+
+    page = page_of(upload(owner_client, "scan.pdf", b"%PDF-" + b"\0" * 50_000_000), status=413)
+
+    assert "nothing was saved" in page
+    assert not Note.objects.filter(owner=owner).exists()
