@@ -167,6 +167,11 @@ def delete_owners(usernames: list[str]) -> None:
         return
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("DELETE FROM memories_chunk WHERE owner_id = ANY(%s)", [ids])
+        cursor.execute(
+            "DELETE FROM memories_entity_mention"
+            " WHERE entity_id IN (SELECT id FROM memories_entity WHERE owner_id = ANY(%s))",
+            [ids],
+        )
         cursor.execute("DELETE FROM memories_memory WHERE owner_id = ANY(%s)", [ids])
     users.delete()
 

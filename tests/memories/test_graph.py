@@ -217,3 +217,12 @@ def test_graph_expansion_in_a_store_where_every_memory_shares_the_entity(owner, 
     hits = search_hybrid(owner=owner, query="when does Kestrel ship?")
 
     assert hits and all("graph" not in hit.signals for hit in hits)
+
+
+def test_deleting_an_account_takes_its_graph_with_it(owner, stranger, atlas, index):
+    index(services.memory_write(owner=stranger, content="Priya Raman and I play chess at the Lisbon club on Tuesdays."))
+
+    owner.delete()
+
+    assert not Entity.objects.filter(owner_id=owner.pk).exists()
+    assert EntityMention.objects.filter(entity__owner=stranger).exists()
