@@ -132,47 +132,59 @@ def note_search(
     return _fused(owner, rankings, top_k)
 
 
+@dataclass
+class _Passage:
+    """A passage either signal found: its cosine, its BM25 over the best passage's (discounted
+    below FULL_COVERAGE of the query's words), and each signal's rank and raw score."""
+
+    chunk_id: int
+    note_id: int
+    similarity: float | None
+    words: float = 0.0
+    signals: dict[str, dict] = field(default_factory=dict)
+
+    def score(self, with_vector: bool) -> float:
+        if not with_vector:
+            return self.words
+        return (self.similarity or 0.0) + KEYWORD_WEIGHT * self.words
+
+
 def _fused(owner: Owner, rankings: dict[str, list[tuple]], top_k: int) -> list[NoteHit]:
-    """Each passage's cosine plus KEYWORD_WEIGHT x its word rank over the best (one signal alone:
-    its own score); each note as its best passage; scores over the best note's."""
-    passages: dict[int, dict] = {}
+    """The passages' scores (one signal alone: its own), each note as its best passage, the
+    scores over the best note's."""
+    passages: dict[int, _Passage] = {}
     for rank, (chunk_id, note_id, similarity) in enumerate(rankings.get("vector", []), start=1):
-        passages[chunk_id] = {"note": note_id, "similarity": similarity, "words": 0.0, "signals": {}}
-        passages[chunk_id]["signals"]["vector"] = {"rank": rank, "score": round(float(similarity), 6)}
+        passages[chunk_id] = _Passage(chunk_id, note_id, float(similarity))
+        passages[chunk_id].signals["vector"] = {"rank": rank, "score": round(float(similarity), 6)}
     keyword = rankings.get("keyword", [])
     best_words = max((float(row[2]) for row in keyword), default=0.0) or 1.0
     for rank, (chunk_id, note_id, words, similarity, coverage) in enumerate(keyword, start=1):
-        entry = passages.setdefault(chunk_id, {"note": note_id, "similarity": similarity, "signals": {}})
-        entry["words"] = float(words) / best_words * min(float(coverage) / FULL_COVERAGE, 1.0)
-        entry["signals"]["keyword"] = {"rank": rank, "score": round(float(words), 6)}
-    for entry in passages.values():
-        if "vector" not in rankings:
-            entry["score"] = entry["words"]
-        else:
-            entry["score"] = float(entry["similarity"] or 0.0) + KEYWORD_WEIGHT * entry.get("words", 0.0)
-    best: dict[int, tuple[int, dict]] = {}
-    for chunk_id, entry in sorted(passages.items(), key=lambda item: (-item[1]["score"], item[0])):
-        best.setdefault(entry["note"], (chunk_id, entry))
-    chosen = list(best.items())[:top_k]
-    notes = Note.objects.filter(owner=owner).in_bulk([note_id for note_id, _ in chosen])
-    spans = {
-        chunk["id"]: chunk
-        for chunk in NoteChunk.objects.filter(id__in=[chunk_id for _, (chunk_id, _) in chosen]).values(
-            "id", "start", "end", "heading"
+        passage = passages.setdefault(
+            chunk_id, _Passage(chunk_id, note_id, None if similarity is None else float(similarity))
         )
-    }
-    top = (chosen[0][1][1]["score"] if chosen else 0.0) or 1.0
+        passage.words = float(words) / best_words * min(float(coverage) / FULL_COVERAGE, 1.0)
+        passage.signals["keyword"] = {"rank": rank, "score": round(float(words), 6)}
+    with_vector = "vector" in rankings
+    scores = {chunk_id: passage.score(with_vector) for chunk_id, passage in passages.items()}
+    best: dict[int, _Passage] = {}
+    for chunk_id in sorted(passages, key=lambda chunk_id: (-scores[chunk_id], chunk_id)):
+        best.setdefault(passages[chunk_id].note_id, passages[chunk_id])
+    chosen = list(best.values())[:top_k]
+    notes = Note.objects.filter(owner=owner).in_bulk([passage.note_id for passage in chosen])
+    chunks = NoteChunk.objects.filter(id__in=[passage.chunk_id for passage in chosen])
+    spans = chunks.only("id", "start", "end", "heading").in_bulk()
+    top = max(scores[chosen[0].chunk_id], 0.0) if chosen else 0.0
     return [
         NoteHit(
-            note=notes[note_id],
-            score=round(max(entry["score"], 0.0) / top, 6) if top > 0 else 0.0,
-            start=spans[chunk_id]["start"],
-            end=spans[chunk_id]["end"],
-            heading=spans[chunk_id]["heading"],
-            signals=entry["signals"],
+            note=notes[passage.note_id],
+            score=round(max(scores[passage.chunk_id], 0.0) / top, 6) if top else 0.0,
+            start=spans[passage.chunk_id].start,
+            end=spans[passage.chunk_id].end,
+            heading=spans[passage.chunk_id].heading,
+            signals=passage.signals,
         )
-        for note_id, (chunk_id, entry) in chosen
-        if note_id in notes and chunk_id in spans  # deleted meanwhile
+        for passage in chosen
+        if passage.note_id in notes and passage.chunk_id in spans  # deleted meanwhile
     ]
 
 
