@@ -18,30 +18,15 @@ from django.utils import timezone
 
 from gnosem.types import Owner
 from memories import llm
+from memories.fact_keys import FACT_KEYS
 from memories.graph import entities_link
 from memories.models import COMPRESSION_MIN_CHARS, CompressionStatus, Memory
 
-KEYS = (
-    "TOPIC",
-    "PROJECT",
-    "DECISION",
-    "PREFERENCE",
-    "PERSON",
-    "PLACE",
-    "DATE",
-    "STACK",
-    "PROBLEM",
-    "SOLUTION",
-    "GOAL",
-    "CONSTRAINT",
-    "FACT",
-    "EVENT",
-)
 SYSTEM_PROMPT = f"""\
 You rewrite a note as one line of facts for an assistant to read later.
 Output format: KEY=value pairs separated by |, all on one line. An example of the format only (never copy its content):
 TOPIC=team offsite|DATE=2025-05-14|PLACE=Porto|PERSON=Kofi (organiser)|DECISION=travel by train|CONSTRAINT=300 EUR each
-Keys (upper case; repeat a key as often as needed): {", ".join(KEYS)}.
+Keys (upper case; repeat a key as often as needed): {", ".join(FACT_KEYS)}.
 Rules:
 - Keep every distinct fact. Copy names, numbers, dates, versions, identifiers, paths, URLs and error codes exactly.
 - Add nothing the note does not say.

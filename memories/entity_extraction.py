@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from memories.fact_keys import FACT_KEYS
+
 KINDS = (
     "person",
     "project",
@@ -60,24 +62,7 @@ class Mention:
     source: str
 
 
-# The keys of the compressed form (memories.compression.KEYS, repeated here so that this module
-# stays free of Django). The first five name entities; the others hold sentences.
-_FACT_KEYS = (
-    "TOPIC",
-    "PROJECT",
-    "DECISION",
-    "PREFERENCE",
-    "PERSON",
-    "PLACE",
-    "DATE",
-    "STACK",
-    "PROBLEM",
-    "SOLUTION",
-    "GOAL",
-    "CONSTRAINT",
-    "FACT",
-    "EVENT",
-)
+# Of the compressed form's keys (memories.fact_keys), these name entities; the others hold sentences.
 _FACT_KINDS = {"PERSON": "person", "PROJECT": "project", "PLACE": "place", "STACK": "technology", "TOPIC": "topic"}
 _TAG_NAMESPACES = {
     "person": "person",
@@ -189,7 +174,7 @@ _NOT_NAMES = (
         ix xi xii xiii xiv xv xx pr prs
         """
     )
-    | {key.lower() for key in _FACT_KEYS}
+    | {key.lower() for key in FACT_KEYS}
     | _STOPWORDS
 )
 

@@ -102,10 +102,17 @@ def clean_entity_name(value: object) -> str:
     return value.strip()
 
 
+def _mentions_of_outer_entity() -> tuple[QuerySet[EntityMention], QuerySet[NoteMention]]:
+    """The mentions of the entity of the outer query (OuterRef "pk") by current memories, and by notes."""
+    return (
+        EntityMention.objects.filter(entity=OuterRef("pk"), memory__superseded_by__isnull=True),
+        NoteMention.objects.filter(entity=OuterRef("pk")),
+    )
+
+
 def entities_of(owner: Owner) -> QuerySet[Entity]:
     """The owner's entities some current memory or some note mentions."""
-    by_memory = EntityMention.objects.filter(entity=OuterRef("pk"), memory__superseded_by__isnull=True)
-    by_note = NoteMention.objects.filter(entity=OuterRef("pk"))
+    by_memory, by_note = _mentions_of_outer_entity()
     return Entity.objects.filter(Q(Exists(by_memory)) | Q(Exists(by_note)), owner=owner)
 
 
@@ -118,8 +125,7 @@ def entity_list(*, owner: Owner, name: str = "", kind: str = "", limit: int = MA
         entities = entities.filter(Q(name__icontains=name) | Q(key__contains=entity_key(name) or name.casefold()))
     if kind:
         entities = entities.filter(kind=kind)
-    by_memory = EntityMention.objects.filter(entity=OuterRef("pk"), memory__superseded_by__isnull=True)
-    by_note = NoteMention.objects.filter(entity=OuterRef("pk"))
+    by_memory, by_note = _mentions_of_outer_entity()
     return list(
         entities.annotate(
             memories=Coalesce(Subquery(by_memory.values("entity").annotate(n=Count("*")).values("n")), 0),

@@ -6,12 +6,12 @@ import hashlib
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
+from psycopg import sql
 
 from gnosem.errors import NotFound, ValidationError
 from gnosem.types import Owner
@@ -22,15 +22,16 @@ from memories.note_chunking import note_passages, passage_for_embedding
 from memories.queue import enqueue_note_indexing
 from memories.quotas import quota_check, token_estimate
 from memories.selectors import decode_cursor, encode_cursor
-from memories.validation import clean_tags
+from memories.services import restamp_overdue
+from memories.validation import CONTROL_CHARACTERS, clean_tags
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_NOTE_LIST_LIMIT = 20
 MAX_NOTE_LIST_LIMIT = 100
-# Passages embedded per call to the model while indexing a note (a long note has a thousand).
+# Passages embedded per call to the model while indexing a note (a long note has a thousand or two):
+# memories' batches take their turn on the model between the calls instead of after the whole note.
 NOTE_EMBEDDING_BATCH = 256
-_CONTROL_IN_TITLE = set(map(chr, [*range(32), *range(127, 160)]))
 
 
 class NoteNotFound(NotFound):
@@ -41,7 +42,7 @@ def clean_note_title(title: object) -> str:
     if not isinstance(title, str) or not title.strip():
         raise ValidationError("title", "must be a non-empty line of text, such as the document's name.")
     title = " ".join(title.split())
-    if len(title) > MAX_NOTE_TITLE_CHARS or _CONTROL_IN_TITLE & set(title):
+    if len(title) > MAX_NOTE_TITLE_CHARS or CONTROL_CHARACTERS.search(title):
         raise ValidationError("title", f"one line of at most {MAX_NOTE_TITLE_CHARS} characters.")
     return title
 
@@ -239,26 +240,12 @@ def _embed_and_store(note: Note) -> bool:
     return True
 
 
-_STALE_NOTES_SQL = """
-    WITH stale AS MATERIALIZED (
-        SELECT id FROM memories_note
-        WHERE indexing_status = 'pending' AND indexing_queued_at < %(cutoff)s
-        ORDER BY indexing_queued_at LIMIT %(limit)s
-        FOR UPDATE SKIP LOCKED
+def notes_requeue_stale() -> list[int]:
+    """Queue again the pending notes whose queue entry is older than the re-queue delay (a lost
+    task, a dead worker), marked queued now. Returns their ids."""
+    note_ids = restamp_overdue(
+        table="memories_note", waiting=sql.SQL("indexing_status = 'pending'"), stamp="indexing_queued_at", limit=1000
     )
-    UPDATE memories_note AS n SET indexing_queued_at = now()
-    FROM stale WHERE n.id = stale.id
-    RETURNING n.id
-"""
-
-
-def notes_requeue_stale(now: datetime | None = None) -> list[int]:
-    """Queue again the pending notes whose queue entry is older than the re-queue delay."""
-    cutoff = (now or timezone.now()) - timedelta(seconds=settings.GNOSEM_REQUEUE_AFTER_SECONDS)
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(_STALE_NOTES_SQL, {"cutoff": cutoff, "limit": 1000})
-            note_ids = [row[0] for row in cursor.fetchall()]
-        for note_id in note_ids:
-            enqueue_note_indexing(note_id)
+    for note_id in note_ids:
+        enqueue_note_indexing(note_id)
     return note_ids

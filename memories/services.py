@@ -588,7 +588,7 @@ def memories_retry_failed(*, owner: Owner | None = None, progress: Callable[[int
             progress(len(ids))
 
 
-# What waits in each queue (the column that dates its entry is the `stamp` of `_restamp_overdue`).
+# What waits in each queue (the column that dates its entry is the `stamp` of `restamp_overdue`).
 _INDEXING_WAITING_SQL = sql.SQL(
     "indexing_status = 'pending' AND (indexing_lease_until IS NULL OR indexing_lease_until < now())"
 )
@@ -598,7 +598,7 @@ _COMPRESSION_WAITING_SQL = sql.SQL("compression_status = 'pending'")
 def memories_requeue_stale() -> list[int]:
     """Queue again the pending memories whose queue entry is older than the re-queue delay (a lost
     task, a dead worker), marked queued now. Returns their ids."""
-    memory_ids = _restamp_overdue(waiting=_INDEXING_WAITING_SQL, stamp="indexing_queued_at", limit=10000)
+    memory_ids = restamp_overdue(waiting=_INDEXING_WAITING_SQL, stamp="indexing_queued_at", limit=10000)
     enqueue_indexing(memory_ids)
     return memory_ids
 
@@ -606,32 +606,32 @@ def memories_requeue_stale() -> list[int]:
 def memories_requeue_stale_compressions() -> list[int]:
     """Queue again the pending compressions overdue by more than the re-queue delay (their task
     was lost or its worker died), marked due now. Returns their ids."""
-    memory_ids = _restamp_overdue(waiting=_COMPRESSION_WAITING_SQL, stamp="compression_due_at", limit=1000)
+    memory_ids = restamp_overdue(waiting=_COMPRESSION_WAITING_SQL, stamp="compression_due_at", limit=1000)
     enqueue_compression(memory_ids)
     return memory_ids
 
 
 _RESTAMP_SQL = sql.SQL("""
     WITH stale AS MATERIALIZED (
-        SELECT id FROM memories_memory
+        SELECT id FROM {table}
         WHERE {waiting} AND {stamp} < %(cutoff)s
         ORDER BY {stamp} LIMIT %(limit)s
         FOR UPDATE SKIP LOCKED
     )
-    UPDATE memories_memory AS m SET {stamp} = now()
-    FROM stale WHERE m.id = stale.id
-    RETURNING m.id
+    UPDATE {table} AS target SET {stamp} = now()
+    FROM stale WHERE target.id = stale.id
+    RETURNING target.id
 """)
 
 
-def _restamp_overdue(*, waiting: sql.SQL, stamp: str, limit: int) -> list[int]:
-    """Set the column `stamp` to now on up to `limit` memories matching `waiting` whose `stamp` is
-    older than the re-queue delay, skipping rows another transaction holds; returns their ids."""
+def restamp_overdue(*, waiting: sql.SQL, stamp: str, limit: int, table: str = "memories_memory") -> list[int]:
+    """Set the column `stamp` to now on up to `limit` rows of `table` (memories, or notes) matching
+    `waiting` whose `stamp` is older than the re-queue delay, skipping rows another transaction
+    holds; returns their ids."""
     cutoff = timezone.now() - timedelta(seconds=settings.GNOSEM_REQUEUE_AFTER_SECONDS)
+    statement = _RESTAMP_SQL.format(table=sql.Identifier(table), waiting=waiting, stamp=sql.Identifier(stamp))
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            _RESTAMP_SQL.format(waiting=waiting, stamp=sql.Identifier(stamp)), {"cutoff": cutoff, "limit": limit}
-        )
+        cursor.execute(statement, {"cutoff": cutoff, "limit": limit})
         return [row[0] for row in cursor.fetchall()]
 
 

@@ -348,14 +348,20 @@ def _clean_writers(value: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(clean_written_by(name) for name in value if clean_written_by(name)))
 
 
-def _clean_entry(item: object) -> _Entry:
+def _check_entry_shape(item: object, what: str, fields: tuple[str, ...], required: str) -> None:
+    """An entry is an object of known `fields` with its creation time (`required` names what it
+    must hold at least, for the message)."""
     if not isinstance(item, dict):
-        raise ValidationError("memory", "must be an object with at least `content` and `created_at`.")
-    unknown = set(item) - set(MEMORY_FIELDS)
+        raise ValidationError(what, f"must be an object with at least {required}.")
+    unknown = set(item) - set(fields)
     if unknown:
-        raise ValidationError("memory", f"unknown field(s) {', '.join(sorted(unknown))}.")
+        raise ValidationError(what, f"unknown field(s) {', '.join(sorted(unknown))}.")
     if "created_at" not in item:
-        raise ValidationError("created_at", "is missing; every exported memory has its creation time.")
+        raise ValidationError("created_at", f"is missing; every exported {what} has its creation time.")
+
+
+def _clean_entry(item: object) -> _Entry:
+    _check_entry_shape(item, "memory", MEMORY_FIELDS, "`content` and `created_at`")
     _check_storable_text(item)
     public_id = _clean_id("id", item.get("id"))
     pinned = item.get("pinned", False)
@@ -400,13 +406,7 @@ def _clean_entry(item: object) -> _Entry:
 
 def _clean_note_entry(item: object) -> _NoteEntry:
     """A note checked as note_write checks one, with its id and times."""
-    if not isinstance(item, dict):
-        raise ValidationError("note", "must be an object with at least `title`, `content` and `created_at`.")
-    unknown = set(item) - set(NOTE_FIELDS)
-    if unknown:
-        raise ValidationError("note", f"unknown field(s) {', '.join(sorted(unknown))}.")
-    if "created_at" not in item:
-        raise ValidationError("created_at", "is missing; every exported note has its creation time.")
+    _check_entry_shape(item, "note", NOTE_FIELDS, "`title`, `content` and `created_at`")
     _check_storable_text(item, NOTE_FIELDS)
     created_at = clean_datetime("created_at", item["created_at"])
     return _NoteEntry(
@@ -443,39 +443,37 @@ def _clean_document(document: object) -> tuple[list[_Entry], list[_NoteEntry]]:
     note_items = document.get("notes", [])
     if not isinstance(note_items, list):
         raise ValidationError("file", '"notes" must be a list.')
-    entries, problems = [], []
-    first_with_id: dict[uuid.UUID, int] = {}
-    for index, item in enumerate(items):
-        try:
-            entry = _clean_entry(item)
-        except ValidationError as error:
-            problems.append(f"memory #{index + 1}: {error}")
-            continue
-        entries.append(entry)
-        if entry.public_id is not None:
-            first = first_with_id.setdefault(entry.public_id, index + 1)
-            if first != index + 1:
-                problems.append(f"memory #{index + 1}: id {entry.public_id} appears twice (also #{first})")
-    problems.extend(_link_problems(entries, first_with_id))
-    note_entries: list[_NoteEntry] = []
-    first_note_with_id: dict[uuid.UUID, int] = {}
-    for index, item in enumerate(note_items):
-        try:
-            note_entry = _clean_note_entry(item)
-        except ValidationError as error:
-            problems.append(f"note #{index + 1}: {error}")
-            continue
-        note_entries.append(note_entry)
-        if note_entry.public_id is not None:
-            first = first_note_with_id.setdefault(note_entry.public_id, index + 1)
-            if first != index + 1:
-                problems.append(f"note #{index + 1}: id {note_entry.public_id} appears twice (also #{first})")
+    entries, first_with_id, problems = _cleaned_entries(items, _clean_entry, "memory")
+    problems += _link_problems(entries, first_with_id)
+    note_entries, _, note_problems = _cleaned_entries(note_items, _clean_note_entry, "note")
+    problems += note_problems
     if problems:
         more = len(problems) - MAX_REPORTED_PROBLEMS
         listed = "; ".join(problem.rstrip(".") for problem in problems[:MAX_REPORTED_PROBLEMS])
         listed += f"; and {more} more" if more > 0 else ""
         raise ValidationError("file", f"nothing was imported: {listed}.")
     return entries, note_entries
+
+
+def _cleaned_entries(
+    items: list, clean: Callable[[object], Any], what: str
+) -> tuple[list, dict[uuid.UUID, int], list[str]]:
+    """Each item through `clean`: the entries, the position of the first entry with each id, and
+    the problems ("<what> #<position>: ..."), a repeated id among them."""
+    entries, problems = [], []
+    first_with_id: dict[uuid.UUID, int] = {}
+    for position, item in enumerate(items, start=1):
+        try:
+            entry = clean(item)
+        except ValidationError as error:
+            problems.append(f"{what} #{position}: {error}")
+            continue
+        entries.append(entry)
+        if entry.public_id is not None:
+            first = first_with_id.setdefault(entry.public_id, position)
+            if first != position:
+                problems.append(f"{what} #{position}: id {entry.public_id} appears twice (also #{first})")
+    return entries, first_with_id, problems
 
 
 def _link_problems(entries: list[_Entry], position_of: dict[uuid.UUID, int]) -> list[str]:

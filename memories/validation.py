@@ -64,8 +64,8 @@ def clean_tags(tags: object) -> list[str]:
 
 
 # C0 and C1 control characters (NUL, line breaks, terminal escapes): PostgreSQL refuses NUL in
-# text, and the others have no place in a one-line label.
-_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# text, and the others have no place in a one-line label (a client's name, a note's title).
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def clean_written_by(written_by: object) -> str:
@@ -76,7 +76,7 @@ def clean_written_by(written_by: object) -> str:
     written_by = written_by.strip()
     if len(written_by) > MAX_WRITTEN_BY_CHARS:
         raise ValidationError("written_by", f"at most {MAX_WRITTEN_BY_CHARS} characters.")
-    if _CONTROL_CHARACTERS.search(written_by):
+    if CONTROL_CHARACTERS.search(written_by):
         raise ValidationError(
             "written_by", "must not contain control characters (NUL, line breaks, tabs, escapes): one line of text."
         )
@@ -101,7 +101,7 @@ def _client_name(name: object) -> str:
     "" when nothing is left. Unlike an argument, nobody is there to correct it."""
     if not isinstance(name, str):
         return ""
-    return " ".join(_CONTROL_CHARACTERS.sub(" ", name).split())[:MAX_WRITTEN_BY_CHARS].strip()
+    return " ".join(CONTROL_CHARACTERS.sub(" ", name).split())[:MAX_WRITTEN_BY_CHARS].strip()
 
 
 def clean_query(query: object) -> str:

@@ -72,7 +72,7 @@ class DashboardQuery:
     def filters(self, *, include_superseded: bool = False) -> selectors.MemoryFilters:
         return clean_filters(
             {
-                "tags": self.tag.replace(",", " ").split() or None,
+                "tags": _typed_tags(self.tag) or None,
                 "written_by": self.client or None,
                 "created_after": self.date_from or None,
                 "created_before": _day_after(self.date_to) if self.date_to else None,
@@ -83,6 +83,11 @@ class DashboardQuery:
     @property
     def filtered(self) -> bool:
         return bool(self.tag or self.client or self.date_from or self.date_to)
+
+
+def _typed_tags(text: str) -> list[str]:
+    """Tags as typed into a form: separated by spaces or commas."""
+    return text.replace(",", " ").split()
 
 
 def _day_after(text: str) -> str:
@@ -168,7 +173,7 @@ def _text_form(
     if request.method == "POST":
         form = {"content": request.POST.get("content", ""), "tags": request.POST.get("tags", "")}
         try:
-            saved = save(form["content"], form["tags"].replace(",", " ").split())
+            saved = save(form["content"], _typed_tags(form["tags"]))
         except (ValidationError, QuotaExceeded) as error:
             return render(request, template, {"memory": memory, "form": form, "error": error}, status=400)
         return redirect("memory_detail", public_id=saved.public_id)
@@ -391,11 +396,6 @@ def _owned_note(request: HttpRequest, public_id: uuid.UUID) -> Note:
         return notes.note_get(owner=request.user, public_id=public_id)
     except NotFound:
         raise Http404("No such note.") from None
-
-
-def _typed_tags(text: str) -> list[str]:
-    """Tags as typed into a form: separated by spaces or commas."""
-    return text.replace(",", " ").split()
 
 
 def _notes_page(

@@ -147,12 +147,17 @@ SEARCH_OPTION_PARAMETERS = [
 ]
 
 
+def _listed(request: Request, name: str) -> list[str] | None:
+    """A list parameter, given comma-separated (`tags=a,b`) or repeated (`tags=a&tags=b`); None when empty."""
+    values = [item for value in request.query_params.getlist(name) for item in value.split(",") if item.strip()]
+    return values or None
+
+
 def _filters(request: Request) -> selectors.MemoryFilters:
     params = request.query_params
-    tags = [tag for value in params.getlist("tags") for tag in value.split(",") if tag.strip()]
     return clean_filters(
         {
-            "tags": tags or None,
+            "tags": _listed(request, "tags"),
             "written_by": params.get("written_by") or None,
             "created_after": params.get("created_after") or None,
             "created_before": params.get("created_before") or None,
@@ -413,11 +418,6 @@ class MemoryCountView(APIView):
 NOTE_TAGS_PARAMETER = OpenApiParameter("tags", str, description="Only notes carrying all of these (comma-separated).")
 
 
-def _tags(request: Request) -> list[str] | None:
-    tags = [tag for value in request.query_params.getlist("tags") for tag in value.split(",") if tag.strip()]
-    return tags or None
-
-
 class NoteListView(APIView):
     @extend_schema(
         operation_id="notes_list",
@@ -432,7 +432,7 @@ class NoteListView(APIView):
     def get(self, request: Request) -> Response:
         page = notes.note_list(
             owner=request.user,
-            tags=_tags(request),
+            tags=_listed(request, "tags"),
             limit=_whole_number(request, "limit"),
             cursor=request.query_params.get("cursor") or None,
         )
@@ -507,14 +507,12 @@ class SemanticSearchView(APIView):
         responses={200: shapes.SemanticOut, **ERRORS},
     )
     def get(self, request: Request) -> Response:
-        params = request.query_params
-        kinds = [kind for value in params.getlist("kinds") for kind in value.split(",") if kind.strip()]
         hits = semantic_search(
             owner=request.user,
-            query=params.get("query"),
-            kinds=kinds or None,
+            query=request.query_params.get("query"),
+            kinds=_listed(request, "kinds"),
             top_k=_whole_number(request, "top_k"),
-            tags=_tags(request),
+            tags=_listed(request, "tags"),
         )
         return Response(semantic_results_to_dict(hits))
 

@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memories import compression, entity_extraction
 from memories.entity_extraction import KINDS, MAX_ENTITIES, Mention, entity_key, extract_entities
 from tests.fuzzing import HOSTILE_STRINGS, fuzz_settings
 
@@ -440,10 +439,6 @@ def test_it_returns_at_most_max_entities_keeping_the_most_reliable():
     assert len(mentions) == MAX_ENTITIES
     assert [mention.name for mention in mentions[:3]] == ["Kofi", "ops", "@user0"]
     assert mentions[-1].name == f"@user{MAX_ENTITIES - 3}"
-
-
-def test_it_keeps_the_fact_keys_the_compressor_writes():
-    assert entity_extraction._FACT_KEYS == compression.KEYS
 
 
 # Robustness and speed.

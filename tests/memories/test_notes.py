@@ -2,10 +2,13 @@
 passage by passage; found by semantic_search with their best passage; linked into the graph; and
 a stranger seeing none of it."""
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from gnosem.errors import NotFound, QuotaExceeded, ValidationError
 from memories import notes, vectors
@@ -218,3 +221,15 @@ def test_switching_the_embedding_model_queues_the_notes_again(owner, indexed):
 
     note.refresh_from_db()
     assert note.indexing_status == IndexingStatus.PENDING and note.indexing_queued_at is not None
+
+
+def test_the_sweep_queues_again_a_note_left_pending(owner, settings):
+    note = notes.note_write(owner=owner, title="Offsite", content=OFFSITE)  # its task never ran
+    long_ago = timezone.now() - timedelta(seconds=settings.GNOSEM_REQUEUE_AFTER_SECONDS + 60)
+    Note.objects.filter(pk=note.pk).update(indexing_queued_at=long_ago)
+    fresh = notes.note_write(owner=owner, title="Runbook", content=RUNBOOK)
+
+    assert notes.notes_requeue_stale() == [note.pk]
+    note.refresh_from_db()
+    assert note.indexing_queued_at > long_ago
+    assert notes.notes_requeue_stale() == [] and fresh.pk != note.pk
