@@ -206,6 +206,7 @@ def main() -> None:
     sizes = [int(size) for size in args.sizes.split(",")]
     log_dir = Path(os.environ["GNOSEM_DATA_DIR"])
     call_command("migrate", interactive=False, verbosity=0)
+    call_command("createcachetable", verbosity=0)
     HUEY.flush()
     owners = reset_users()
     token = token_create(owner=owners[0], name="bench", scope="write").secret

@@ -38,7 +38,14 @@ class Embedder:
     def model(self):
         from sentence_transformers import SentenceTransformer
 
-        return SentenceTransformer(self.source, device="cpu", local_files_only=True)
+        model = SentenceTransformer(self.source, device="cpu", local_files_only=True)
+        return model.eval()  # inference only: no dropout, whichever path runs first
+
+    @cached_property
+    def _prompt(self) -> str | None:
+        """The model's default prompt, if its configuration names one (as `encode` would add)."""
+        name = self.model.default_prompt_name
+        return self.model.prompts.get(name) if name else None
 
     @cached_property
     def dimension(self) -> int:
@@ -47,9 +54,17 @@ class Embedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         """One normalised float32 vector per text.
 
-        Runs on the process's one inference thread (see `_inference_thread`).
+        Sorted by length (less padding) and cut into batches of GNOSEM_EMBEDDING_BATCH_SIZE, which
+        the process's inference threads run side by side (see `_inference_threads`).
         """
-        return _inference_thread.submit(self._encode, texts).result()
+        order = sorted(range(len(texts)), key=lambda position: len(texts[position]))
+        size = settings.GNOSEM_EMBEDDING_BATCH_SIZE
+        batches = [[texts[i] for i in order[start : start + size]] for start in range(0, len(order), size)]
+        futures = [_inference_threads.submit(self._encode, batch) for batch in batches]
+        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if futures:
+            vectors[order] = np.concatenate([future.result() for future in futures])
+        return vectors
 
     def warm_up(self) -> bool:
         """Run one batch shaped like real work (short to chunk-long texts), so that the first
@@ -70,18 +85,21 @@ class Embedder:
             return True
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        """One batch through the model, on the calling inference thread's share of the cores."""
         import torch
 
-        torch.set_num_threads(_CORES)  # a batch: every core
+        torch.set_num_threads(_THREADS_PER_CALL)
+        features = self._tokenize(texts, prompt=self._prompt)
         with torch.inference_mode():
-            vectors = self.model.encode(
-                texts,
-                batch_size=settings.GNOSEM_EMBEDDING_BATCH_SIZE,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return vectors.astype(np.float32)
+            vectors = self.model(features)["sentence_embedding"]
+            return torch.nn.functional.normalize(vectors, dim=1).numpy().astype(np.float32)
+
+    def _tokenize(self, texts: list[str], **options) -> dict:
+        """The model's input for `texts`. One thread at a time: a fast tokenizer changes its own
+        padding and truncation settings when a call asks for others, which another thread's call
+        must not see half done."""
+        with _tokenizer_lock:
+            return self.model.preprocess(texts, **options)
 
     @cached_property
     def query_encoder(self) -> OnnxQueryEncoder | None:
@@ -91,7 +109,7 @@ class Embedder:
             return None
         with _lock:
             cache_dir = settings.GNOSEM_DATA_DIR / "models"
-            load = _inference_thread.submit(
+            load = _inference_threads.submit(
                 load_query_encoder, self.model, self.name, cache_dir, self.embed_query_with_torch
             )
             return load.result()
@@ -104,7 +122,7 @@ class Embedder:
         """A future of one normalised vector for a search query, computed on the inference thread
         while the caller goes on (search runs its keyword query meanwhile)."""
         encoder = self.query_encoder
-        return _inference_thread.submit(encoder.encode if encoder else self.embed_query_with_torch, text)
+        return _inference_threads.submit(encoder.encode if encoder else self.embed_query_with_torch, text)
 
     def embed_query_with_torch(self, text: str) -> np.ndarray:
         """One query's normalised vector through torch (the fallback, and ONNX's reference)."""
@@ -114,8 +132,8 @@ class Embedder:
         import torch
 
         torch.set_num_threads(1)
+        features = self._tokenize([text])
         with torch.inference_mode():
-            features = self.model.preprocess([text])
             vector = self.model.forward(features)["sentence_embedding"]
             return torch.nn.functional.normalize(vector, dim=1)[0].numpy().astype(np.float32)
 
@@ -124,10 +142,16 @@ class Embedder:
 AnyEmbedder = Embedder | RemoteEmbedder
 
 _lock = threading.Lock()
-# All inference in a process runs on this one thread. torch spreads each call over every core
-# with an OpenMP team per calling thread; calls from many threads (web threads, worker threads)
-# would each keep a team spinning, fighting each other and PostgreSQL for the cores.
-_inference_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedding")
+_tokenizer_lock = threading.Lock()
+# All inference in a process runs on these threads, one per core (at most 8), each calling the model
+# with its share of the cores (one, up to 8 cores). One thread spreading each batch over every core
+# runs as slowly as its slowest core: whenever PostgreSQL or a web process takes a core for a moment,
+# the other core's half of the batch waits for it. Threads that each run their own batches lose only
+# the time taken from them (docs/benchmarks.md, "Spine"). Calls from many other threads (web threads,
+# worker threads) would each start an OpenMP team of their own, fighting over the cores.
+_INFERENCE_THREADS = min(_CORES, 8)
+_THREADS_PER_CALL = max(1, _CORES // _INFERENCE_THREADS)
+_inference_threads = ThreadPoolExecutor(max_workers=_INFERENCE_THREADS, thread_name_prefix="embedding")
 _embedders: dict[str, AnyEmbedder] = {}
 
 

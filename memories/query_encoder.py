@@ -57,7 +57,8 @@ def load_query_encoder(model, name: str, cache_dir: Path, reference) -> OnnxQuer
     does not reproduce `reference(text)` (torch's query vectors) on the probe texts."""
     try:
         path = _exported_model(model, name, cache_dir)
-        encoder = OnnxQueryEncoder(path, model.tokenizer, model.max_seq_length)
+        # A tokenizer of its own: the model's is shared with the batches other threads embed.
+        encoder = OnnxQueryEncoder(path, copy.deepcopy(model.tokenizer), model.max_seq_length)
         worst = min(float(np.dot(encoder.encode(text), reference(text))) for text in PROBE_TEXTS)
     except Exception:
         logger.exception("exporting %s to ONNX failed; search queries are embedded with torch", name)
@@ -109,7 +110,7 @@ def export_onnx(model, path: Path) -> None:
         config = getattr(module, "config", None)
         if config is not None and hasattr(config, "_attn_implementation"):
             config._attn_implementation = "eager"  # SDPA's mask shortcuts do not trace
-    sample = model.tokenizer(["a sample query"], return_tensors="pt")
+    sample = exported.tokenizer(["a sample query"], return_tensors="pt")
     input_names = [key for key in ("input_ids", "attention_mask", "token_type_ids") if key in sample]
 
     class SentenceEmbedding(torch.nn.Module):

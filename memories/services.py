@@ -429,24 +429,40 @@ def _claim_for_indexing(first_id: int | None, limit: int) -> list[Memory]:
     return list(Memory.objects.filter(pk__in=ids).only("id", "owner_id", "content"))
 
 
-def _any_claimable(memory_ids: list[int]) -> bool:
-    return (
+def _first_claimable(memory_ids: list[int]) -> int | None:
+    """The first of these memories still waiting for a worker (pending, no live lease), or None."""
+    waiting = set(
         Memory.objects.filter(pk__in=memory_ids, indexing_status=IndexingStatus.PENDING)
         .filter(Q(indexing_lease_until__isnull=True) | Q(indexing_lease_until__lt=timezone.now()))
-        .exists()
+        .values_list("pk", flat=True)
     )
+    return next((memory_id for memory_id in memory_ids if memory_id in waiting), None)
 
 
 def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> int:
-    """Embed the given pending memories, plus other waiting ones up to `batch_size` (default: what
-    one indexing task takes). Returns how many were indexed. Memories already indexed or held by
-    another worker are skipped."""
+    """Embed the given pending memories, plus other waiting ones up to `batch_size` a claim
+    (default: what one indexing task takes). Returns how many were indexed.
+
+    Claims again while any of the given memories is still waiting: a claim also serves the other
+    owners in turn, and one made beside another worker's may get fewer memories than it asked for,
+    so one claim need not take them all. Memories already indexed or held by another worker are
+    skipped."""
     batch_size = batch_size or indexing_batch_size()
-    if memory_ids and not _any_claimable(memory_ids):
-        return 0  # another worker's batch took them: leave the rest to their own tasks
-    claimed = _claim_for_indexing(memory_ids[0] if memory_ids else None, max(batch_size, len(memory_ids)))
-    if not claimed:
-        return 0
+    indexed = 0
+    while True:
+        first = _first_claimable(memory_ids) if memory_ids else None
+        if memory_ids and first is None:
+            return indexed  # indexed, or another worker's claim holds them
+        claimed = _claim_for_indexing(first, max(batch_size, len(memory_ids)))
+        if not claimed:
+            return indexed
+        indexed += _index_claimed(claimed)
+        if not memory_ids:
+            return indexed
+
+
+def _index_claimed(claimed: list[Memory]) -> int:
+    """Embed and store a claim; after a failure, record it on the memories it belongs to."""
     try:
         return _embed_and_store(claimed)
     except EmbeddingUnavailable as exc:

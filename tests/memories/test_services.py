@@ -225,6 +225,26 @@ def test_indexing_one_memory_also_takes_other_waiting_ones_up_to_a_batch(owner, 
     }
 
 
+def test_a_task_claims_again_until_none_of_its_memories_waits(owner, stranger):
+    """A claim serves the waiting owners in turn (and one made beside another worker's may come
+    back short): the task's own memories must not be left for the re-queue sweep."""
+    others = [services.memory_write(owner=stranger, content=f"waiting longer {i}") for i in range(5)]
+    ids = [services.memory_write(owner=owner, content=f"bulk {i}").pk for i in range(5)]
+    assert services.memories_index(memory_ids=ids, batch_size=2) > len(ids)
+    assert set(Memory.objects.filter(pk__in=ids).values_list("indexing_status", flat=True)) == {IndexingStatus.INDEXED}
+    other_ids = [memory.pk for memory in others]
+    assert Memory.objects.filter(pk__in=other_ids, indexing_status=IndexingStatus.INDEXED).exists()
+
+
+def test_a_task_leaves_the_memories_another_worker_holds(owner):
+    held = services.memory_write(owner=owner, content="held by another worker")
+    waiting = services.memory_write(owner=owner, content="waiting for this task")
+    assert [claimed.pk for claimed in services._claim_for_indexing(held.pk, 1)] == [held.pk]
+    assert services.memories_index(memory_ids=[held.pk, waiting.pk], batch_size=1) == 1
+    statuses = dict(Memory.objects.values_list("pk", "indexing_status"))
+    assert statuses == {held.pk: IndexingStatus.PENDING, waiting.pk: IndexingStatus.INDEXED}
+
+
 def test_a_memory_another_worker_holds_is_skipped(owner):
     memory = services.memory_write(owner=owner, content="held elsewhere")
     assert [claimed.pk for claimed in services._claim_for_indexing(memory.pk, 8)] == [memory.pk]
@@ -360,10 +380,13 @@ class TestFairIndexing:
     def test_another_owners_new_memory_is_in_the_first_batch_after_a_large_import(self, owner, stranger):
         imported = self.import_many(owner, 300)
         new = services.memory_write(owner=stranger, content="Remember: the dentist moved to Thursday.")
-        # The importer's first queued task runs first, with a small batch.
-        assert services.memories_index(memory_ids=imported[:8], batch_size=8) == 8
+        # The importer's first queued task runs first, with a small batch: its first claim takes the
+        # other owner's memory in turn, and a second claim the last of its own eight.
+        assert services.memories_index(memory_ids=imported[:8], batch_size=8) == 16
         assert Memory.objects.get(pk=new.pk).indexing_status == IndexingStatus.INDEXED
-        assert Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.INDEXED).count() == 7
+        indexed = Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.INDEXED)
+        assert indexed.count() == 15
+        assert set(imported[:8]) <= set(indexed.values_list("pk", flat=True))
         hits = search_hybrid(owner=stranger, query="when is the dental appointment?")
         assert hits[0].memory == new and "vector" in hits[0].signals
 
