@@ -119,7 +119,7 @@ class Embedder:
         self.embed_query("warm up the query path").result()
 
     def embed_query(self, text: str) -> Future:
-        """A future of one normalised vector for a search query, computed on the inference thread
+        """A future of one normalised vector for a search query, computed on an inference thread
         while the caller goes on (search runs its keyword query meanwhile)."""
         encoder = self.query_encoder
         return _inference_threads.submit(encoder.encode if encoder else self.embed_query_with_torch, text)
@@ -147,7 +147,7 @@ _tokenizer_lock = threading.Lock()
 # with its share of the cores (one, up to 8 cores). One thread spreading each batch over every core
 # runs as slowly as its slowest core: whenever PostgreSQL or a web process takes a core for a moment,
 # the other core's half of the batch waits for it. Threads that each run their own batches lose only
-# the time taken from them (docs/benchmarks.md, "Spine"). Calls from many other threads (web threads,
+# the time taken from them (docs/benchmarks.md, "Inference threads"). Calls from many other threads (web threads,
 # worker threads) would each start an OpenMP team of their own, fighting over the cores.
 _INFERENCE_THREADS = min(_CORES, 8)
 _THREADS_PER_CALL = max(1, _CORES // _INFERENCE_THREADS)
