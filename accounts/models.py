@@ -2,6 +2,7 @@
 OAuth clients that may ask for a connection, invitations and the activity log."""
 
 from django.conf import settings
+from django.contrib.postgres.functions import RandomUUID
 from django.db import models
 from django.db.models import Q
 from oauth2_provider.generators import generate_client_id
@@ -33,8 +34,10 @@ class ApiToken(models.Model):
     """A `gno_` token, or a connection: what an OAuth client was granted (`oauth_client` set, no
     secret of its own). A connection's access tokens authenticate as it, so rate limits, last use,
     activity and revocation work the same for both; `oauth_token_family` ties it to the refresh
-    token family its grant started."""
+    token family its grant started, `oauth_code_digest` to the authorization code exchanged for it."""
 
+    # Its id on the Tokens page: random rather than the row's, which would count every user's tokens.
+    public_id = models.UUIDField(db_default=RandomUUID(), editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100)
     scope = models.CharField(max_length=8, choices=TokenScope.choices)
@@ -47,9 +50,13 @@ class ApiToken(models.Model):
         OAuthClient, null=True, blank=True, on_delete=models.CASCADE, related_name="connections"
     )
     oauth_token_family = models.UUIDField(null=True, blank=True, unique=True)
+    # SHA-256 of the code, never the code: it finds the connection to end when the code is
+    # presented again (RFC 6749 section 4.1.2). Not unique: two exchanges of one code may race.
+    oauth_code_digest = models.CharField(max_length=64, blank=True, default="", db_index=True)
 
     class Meta:
         constraints = [
+            models.UniqueConstraint(fields=["owner", "public_id"], name="apitoken_public_id_unique_per_owner"),
             models.CheckConstraint(condition=Q(scope__in=TokenScope.values), name="apitoken_scope"),
             models.CheckConstraint(condition=~Q(name=""), name="apitoken_name_not_empty"),
             # Either a bearer token (prefix and digest) or a connection (client and token family).

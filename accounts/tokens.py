@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -24,6 +25,7 @@ from accounts.activity import activity_record
 from accounts.models import ActivityAction, ApiToken, TokenScope
 from accounts.oauth.connections import connection_authenticate
 from gnosem.errors import NotFound, ValidationError
+from gnosem.labels import label_problem
 from gnosem.types import Owner
 
 TOKEN_PREFIX = "gno_"
@@ -63,6 +65,8 @@ def token_create(
         raise ValidationError(
             "name", f"give the token a name of 1-{MAX_NAME_CHARS} characters, like 'laptop claude code'."
         )
+    if problem := label_problem(name):
+        raise ValidationError("name", problem)
     if scope not in TokenScope.values:
         raise ValidationError("scope", f"must be one of {', '.join(TokenScope.values)}.")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -97,12 +101,12 @@ def _revoke(token: ApiToken, *, request: HttpRequest | None, actor_token: ApiTok
 
 @transaction.atomic
 def token_revoke(
-    *, owner: Owner, token_id: int, request: HttpRequest | None = None, actor_token: ApiToken | None = None
+    *, owner: Owner, public_id: uuid.UUID, request: HttpRequest | None = None, actor_token: ApiToken | None = None
 ) -> ApiToken:
     """Revoke one of the owner's tokens; it stops working on the next request."""
-    token = ApiToken.objects.filter(owner=owner, pk=token_id, oauth_client__isnull=True).first()
+    token = ApiToken.objects.filter(owner=owner, public_id=public_id, oauth_client__isnull=True).first()
     if token is None:
-        raise NotFound(f"No token with id {token_id}.")
+        raise NotFound(f"No token with id {public_id}.")
     return _revoke(token, request=request, actor_token=actor_token)
 
 

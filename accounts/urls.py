@@ -4,8 +4,8 @@ from accounts import views
 
 urlpatterns = [
     path("tokens/", views.tokens, name="tokens"),
-    path("tokens/<int:token_id>/revoke", views.token_revoke_view, name="token_revoke"),
-    path("tokens/applications/<int:connection_id>/revoke", views.connection_revoke_view, name="connection_revoke"),
+    path("tokens/<uuid:public_id>/revoke", views.token_revoke_view, name="token_revoke"),
+    path("tokens/applications/<uuid:public_id>/revoke", views.connection_revoke_view, name="connection_revoke"),
     path("connect/", views.connect, name="connect"),
     path("activity/", views.activity, name="activity"),
 ]

@@ -2,6 +2,8 @@
 the activity log. Views are thin: the token functions in accounts.tokens and accounts.oauth.connections
 and the selectors in accounts.activity do the work."""
 
+import uuid
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -51,9 +53,9 @@ def tokens(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+def token_revoke_view(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     try:
-        token = token_revoke(owner=request.user, token_id=token_id, request=request)
+        token = token_revoke(owner=request.user, public_id=public_id, request=request)
     except NotFound:
         raise Http404("No such token.") from None
     messages.success(request, f"Token “{token.name}” is revoked; clients using it are refused from now on.")
@@ -62,9 +64,9 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def connection_revoke_view(request: HttpRequest, connection_id: int) -> HttpResponse:
+def connection_revoke_view(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     try:
-        connection = connection_revoke(owner=request.user, connection_id=connection_id, request=request)
+        connection = connection_revoke(owner=request.user, public_id=public_id, request=request)
     except NotFound:
         raise Http404("No such connected application.") from None
     messages.success(request, f"“{connection.name}” is disconnected; it is refused from its next request on.")

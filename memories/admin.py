@@ -12,7 +12,7 @@ class QuotaAdmin(admin.ModelAdmin):
     search_fields = ("user__username", "user__email")
     autocomplete_fields = ("user",)
 
-    @admin.display(description="usage (memories / characters / tokens)")
+    @admin.display(description="usage (memories and notes / characters / tokens)")
     def usage(self, quota: Quota) -> str:
         usage = quota_usage(quota.user)
         return f"{usage.memories.used:,} / {usage.characters.used:,} / {usage.tokens.used:,}"

@@ -1,6 +1,7 @@
 """Reads of an owner's graph (memories.graph): explore_graph (the entities around one entity, or
 around what a query finds, with the edges between them and the memories behind each edge), and the
-entity list and entity page of the dashboard; for MCP, REST and the dashboard alike."""
+entity list and entity page of the dashboard; for MCP, REST and the dashboard alike. Entities are
+named to callers by their `public_id`; the row ids stay inside the queries."""
 
 import uuid
 from dataclasses import dataclass, field
@@ -138,11 +139,19 @@ def entity_list(*, owner: Owner, name: str = "", kind: str = "", limit: int = MA
     )
 
 
-def entity_get(*, owner: Owner, entity_id: int) -> Entity:
-    """The owner's entity by id; another owner's is NotFound like an unknown one."""
-    entity = entities_of(owner).filter(pk=entity_id).first()
+def clean_entity_id(value: object) -> uuid.UUID:
+    try:
+        return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value).strip())
+    except ValueError:
+        raise ValidationError("entity_id", "must be an entity id (a UUID, as explore_graph returns it).") from None
+
+
+def entity_get(*, owner: Owner, public_id: object) -> Entity:
+    """The owner's entity by its public id; another owner's is NotFound exactly like an unknown one."""
+    public_id = clean_entity_id(public_id)
+    entity = entities_of(owner).filter(public_id=public_id).first()
     if entity is None:
-        raise EntityNotFound(f"No entity with id {entity_id}.")
+        raise EntityNotFound(f"No entity with id {public_id}. Explore by name or query to see your entities' ids.")
     return entity
 
 
@@ -222,19 +231,30 @@ def graph_explore(
     *,
     owner: Owner,
     entity: object = None,
+    entity_id: object = None,
     query: object = None,
     depth: object = None,
     limit: object = None,
     max_tokens: int | None = None,
 ) -> GraphView:
-    """The entities within `depth` steps of the entry points (the entity named `entity`, or those
-    of the best results for `query`), at most `limit` of them, strongest links first; the edges
-    among them (MAX_EDGES at most); and the memories behind the strongest edges (MAX_EDGE_MEMORIES
-    at most), within `max_tokens` (DEFAULT_MAX_TOKENS when not given)."""
-    if (entity is None) == (query is None):
-        raise ValidationError("entity", "give either `entity` (a name) or `query` (to start from what it finds).")
+    """The entities within `depth` steps of the entry points (the entity named `entity`, the one
+    whose id is `entity_id`, or those of the best results for `query`), at most `limit` of them,
+    strongest links first; the edges among them (MAX_EDGES at most); and the memories behind the
+    strongest edges (MAX_EDGE_MEMORIES at most), within `max_tokens` (DEFAULT_MAX_TOKENS when not
+    given)."""
+    if [entity, entity_id, query].count(None) != 2:
+        raise ValidationError(
+            "entity",
+            "give either `entity` (a name), `entity_id` (an id explore_graph returned) or `query` "
+            "(to start from what it finds).",
+        )
     depth, limit = clean_depth(depth), clean_entity_limit(limit)
-    entry = [entity_find(owner=owner, name=entity)] if entity is not None else _entry_points(owner, query)
+    if entity is not None:
+        entry = [entity_find(owner=owner, name=entity)]
+    elif entity_id is not None:
+        entry = [entity_get(owner=owner, public_id=entity_id)]
+    else:
+        entry = _entry_points(owner, query)
     return graph_explore_from(owner=owner, entry=entry, depth=depth, limit=limit, max_tokens=max_tokens)
 
 

@@ -9,6 +9,7 @@ import uuid
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.functions import RandomUUID
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -261,6 +262,9 @@ class Entity(models.Model):
     ...), once per normalised `key` (memories.entity_extraction.entity_key): the graph's nodes
     (memories.graph)."""
 
+    # Its id on pages and in explore_graph: random rather than the row's, whose sequence all owners
+    # share. Drawn by the database, since memories.graph creates entities in SQL.
+    public_id = models.UUIDField(db_default=RandomUUID(), editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=MAX_ENTITY_KEY_CHARS)
     # How it was first written.
@@ -273,6 +277,7 @@ class Entity(models.Model):
         verbose_name_plural = "entities"
         constraints = [
             models.UniqueConstraint(fields=["owner", "key"], name="entity_unique_key_per_owner"),
+            models.UniqueConstraint(fields=["owner", "public_id"], name="entity_public_id_unique_per_owner"),
             models.CheckConstraint(condition=GreaterThan(Length("key"), 0), name="entity_key_not_empty"),
             models.CheckConstraint(condition=Q(kind__in=EntityKind.values), name="entity_kind"),
         ]
@@ -552,12 +557,19 @@ class Quota(models.Model):
     accounts the operator creates have none; sign-ups get GNOSEM_SIGNUP_MAX_* (editable in the admin)."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
-    max_memories = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
+    max_memories = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Memories and notes together. Empty: unlimited."
+    )
     max_chars = models.PositiveBigIntegerField(
-        null=True, blank=True, help_text="Total characters of raw content. Empty: unlimited."
+        null=True,
+        blank=True,
+        help_text="Total characters stored: memories, their earlier versions and compressed forms, and notes. "
+        "Empty: unlimited.",
     )
     max_tokens = models.PositiveBigIntegerField(
-        null=True, blank=True, help_text="Total estimated tokens, ceil(characters / 4) per memory. Empty: unlimited."
+        null=True,
+        blank=True,
+        help_text="Total estimated tokens of the same texts, ceil(characters / 4) each. Empty: unlimited.",
     )
 
     def __str__(self) -> str:

@@ -7,10 +7,12 @@ one that reaches NEAR_DUPLICATE_MIN_SIMILARITY, shares at least NEAR_DUPLICATE_M
 the shorter one's search terms and has the same numbers (a restatement keeps its names, numbers
 and nouns; two remarks on one subject, or a fact and its correction to another value, do not)
 becomes its original (`duplicate_of`; that one's original when it is a duplicate itself, so a
-group has one original). Search shows a
-group once. The owner merges a duplicate into its original (it is hidden behind it, as a
-superseded memory is; undone by making it current again) or keeps the two apart (the pair is
-never linked again).
+group has one original; no link is made that others would lead back from to the memory, which
+imported links naming newer memories could). Search shows a group once. The owner merges a
+duplicate into its original (it is hidden behind it, as a superseded memory is; undone by making
+it current again; refused when the duplicate already supersedes that original, directly or
+through others, since each would hide the other) or keeps the two apart (the pair is never linked
+again).
 """
 
 import logging
@@ -21,6 +23,7 @@ from psycopg import sql
 
 from gnosem.errors import ValidationError
 from gnosem.types import Owner
+from memories.links import links_lock, loop_closers
 from memories.models import KeptApart, Memory, VectorIndex
 from memories.selectors import memory_get
 from memories.vectors import serving_model_name
@@ -127,13 +130,20 @@ def near_duplicates_link(memory_ids: list[int]) -> int:
                     },
                 )
                 links += cursor.fetchall()
+        linked = 0
         for memory_id, original_id in links:
-            Memory.objects.filter(pk=memory_id).update(duplicate_of=original_id)
-    return len(links)
+            # The links made here name older memories and cannot loop, but an imported one may name
+            # a newer memory, and following it could lead back here: then no link is made.
+            if not loop_closers("duplicate_of", original_id, [memory_id]):
+                Memory.objects.filter(pk=memory_id).update(duplicate_of=original_id)
+                linked += 1
+    return linked
 
 
 def _linked_duplicate(owner: Owner, public_id: uuid.UUID) -> Memory:
+    """The owner's memory, locked, if it is linked as a near-duplicate; refused otherwise."""
     memory = memory_get(owner=owner, public_id=public_id)
+    memory = Memory.objects.select_for_update().get(pk=memory.pk)
     if memory.duplicate_of_id is None:
         raise ValidationError("id", f"memory {public_id} is not linked as a near-duplicate of another memory.")
     return memory
@@ -142,8 +152,19 @@ def _linked_duplicate(owner: Owner, public_id: uuid.UUID) -> Memory:
 @transaction.atomic
 def memory_merge(*, owner: Owner, public_id: uuid.UUID) -> Memory:
     """Merge a near-duplicate into its original: it leaves search, lists, counts and session_start
-    (superseded by the original), stays stored, and comes back with memory_reinstate."""
+    (superseded by the original), stays stored, and comes back with memory_reinstate. Refused when
+    the original is superseded by it, directly or through others (a loop of corrections)."""
+    links_lock(owner.pk)
     memory = _linked_duplicate(owner, public_id)
+    if loop_closers("superseded_by", memory.duplicate_of_id, [memory.pk]):
+        original = Memory.objects.get(pk=memory.duplicate_of_id)
+        raise ValidationError(
+            "id",
+            f"memory {public_id} already supersedes {original.public_id}, the memory it restates (directly or "
+            "through others), so that one is hidden behind it: merging would hide each behind the other. Nothing "
+            f"was changed. To keep {original.public_id} instead, make it current again (reinstate) and merge then; "
+            "or keep the two apart.",
+        )
     Memory.objects.filter(pk=memory.pk).update(superseded_by=memory.duplicate_of_id)
     memory.refresh_from_db()
     return memory

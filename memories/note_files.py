@@ -4,29 +4,48 @@ ValidationError on the `file` field that says what was wrong with it and what to
 The caller passes the size limit (GNOSEM_NOTE_MAX_BYTES); this module reads no settings. A PDF may
 be up to ten times that size, since images and fonts take room the text does not; its extracted
 text must fit the limit like any other note's.
+
+A PDF is read in a process of its own (memories.pdf_extraction), never in the web process: a small
+file can make pypdf work for hours or fill the memory, so that process has a wall-clock, CPU and
+address-space limit, is killed at the first, and each web process runs only a few at once.
 """
 
-import io
+import json
 import logging
 import math
+import os
 import re
+import signal
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-from pypdf import PdfReader
-from pypdf.errors import FileNotDecryptedError
+from pathlib import Path
 
 from gnosem.errors import ValidationError
+from gnosem.labels import label_from
 
 FIELD = "file"
 MAX_TITLE_CHARS = 200
 # A PDF's file may be this many times the note limit (images and fonts), its text may not.
 PDF_FILE_FACTOR = 10
-# Guards against pathological PDFs: extraction stops with an error past either bound. Time is
-# checked between pages, so one page's extraction is bounded only by pypdf's own limits.
+# Guards against pathological PDFs: reading stops with an error past any of these bounds. A dense
+# 300-page PDF (1.5 MB of text) is read in 6 s on an idle core in under 60 MB; 2,000 such pages
+# take 115 MB but 37 s (docs/security.md).
 MAX_PDF_PAGES = 2_000
-MAX_PDF_EXTRACTION_SECONDS = 30.0
+MAX_PDF_EXTRACTION_SECONDS = 30.0  # wall clock; the reading process is killed at it
+MAX_PDF_MEMORY_BYTES = 512 * 1024 * 1024  # the reading process's address space
+# Below the web processes, as the huey consumer runs by default (GNOSEM_WORKER_NICENESS), so PDFs
+# being read take the cores only when requests leave them idle.
+PDF_READER_NICENESS = 10
+# PDFs one web process reads at once; another upload meanwhile is refused at once rather than
+# holding a web thread in a queue, so a process always keeps threads for other requests.
+MAX_PDF_READS_AT_ONCE = 2
+# The reading process: this interpreter (the web process's virtualenv), the project on its path.
+PDF_READER = [sys.executable, "-m", "memories.pdf_extraction"]
+_PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # A file name is quoted in messages; a long one is cut so the message stays readable.
 MAX_NAME_IN_MESSAGE = 80
 
@@ -34,11 +53,9 @@ _FORMATS = {"md": "markdown", "markdown": "markdown", "txt": "text", "pdf": "pdf
 _PDF_MAGIC = b"%PDF-"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-# Control characters a PDF's text layer may carry that have no place in a note (tab and newline
-# stay), and lone surrogates from broken font maps, which cannot be stored as UTF-8.
-_PDF_JUNK = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)
-_BLANK_RUN = re.compile(r"\n{4,}")  # more than two blank lines in a row
+_pdf_readers = threading.BoundedSemaphore(MAX_PDF_READS_AT_ONCE)
+# What memories.pdf_extraction answers when it reads no text.
+_PDF_REFUSALS = frozenset({"encrypted", "too_many_pages", "too_much_text", "out_of_memory", "unreadable"})
 _ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _WORD = re.compile(r"\w")
@@ -146,74 +163,114 @@ def _plain_text(shown: str, data: bytes, *, max_bytes: int) -> str:
 
 def _pdf_text(shown: str, data: bytes, *, max_bytes: int) -> str:
     """A PDF's text layer, page by page (pages separated by a blank line), cleaned of control
-    characters. Refuses encrypted, unreadable, oversized and scanned (text-less) documents."""
+    characters. Refuses encrypted, unreadable, oversized, scanned (text-less) documents, and those
+    that take too long or too much memory to read."""
     if len(data) > max_bytes * PDF_FILE_FACTOR:
         raise _too_large(shown, len(data), max_bytes * PDF_FILE_FACTOR, "a PDF")
     if not data.startswith(_PDF_MAGIC):
         raise ValidationError(FIELD, f"{shown} is not a PDF (it does not start with %PDF-); upload a real PDF")
-
-    started = time.monotonic()
-    pages: list[str] = []
-    text_bytes = 0
-    try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted:
-            raise _encrypted(shown)
-        page_count = len(reader.pages)
-        if page_count > MAX_PDF_PAGES:
-            raise ValidationError(
-                FIELD, f"{shown} has {page_count:,} pages, more than {MAX_PDF_PAGES:,}; split it and upload the parts"
-            )
-        for page in reader.pages:
-            if time.monotonic() - started > MAX_PDF_EXTRACTION_SECONDS:
-                raise ValidationError(
-                    FIELD,
-                    f"{shown} takes too long to read; save it again from its program (or print it to a new "
-                    "PDF) and upload that, or paste the text",
-                )
-            text = _clean_pdf_text(page.extract_text() or "")
-            if not text:
-                continue
-            pages.append(text)
-            text_bytes += len(text.encode("utf-8")) + 2
-            if text_bytes > max_bytes:
-                raise ValidationError(
-                    FIELD,
-                    f"{shown} has more text than the {_size(max_bytes)} limit of a note; split it and upload the parts",
-                )
-    except ValidationError:
-        raise
-    except FileNotDecryptedError:
-        raise _encrypted(shown) from None
-    except Exception as exc:  # pypdf raises many kinds on a damaged file; any of them means "unreadable"
-        logger.info("PDF upload %r could not be read: %r", shown, exc)
+    if not _pdf_readers.acquire(blocking=False):
+        logger.warning("PDF upload %r refused: %d PDFs are being read in this process", shown, MAX_PDF_READS_AT_ONCE)
         raise ValidationError(
-            FIELD, f"{shown} could not be read as a PDF ({_reason(exc)}); save it again as a PDF and upload that"
-        ) from None
+            FIELD, f"{shown} could not be read now: the server is reading other PDFs; upload it again in a minute"
+        )
+    try:
+        answer = _read_pdf_apart(shown, data, max_bytes=max_bytes)
+    finally:
+        _pdf_readers.release()
 
-    content = _BLANK_RUN.sub("\n\n\n", "\n\n".join(pages))
-    if not content.strip():
+    refused = answer.get("refused")
+    if refused == "encrypted":
+        raise ValidationError(FIELD, f"{shown} is encrypted; remove the password and upload again")
+    if refused == "too_many_pages":
+        raise ValidationError(
+            FIELD, f"{shown} has {answer['pages']:,} pages, more than {MAX_PDF_PAGES:,}; split it and upload the parts"
+        )
+    if refused == "too_much_text":
+        raise ValidationError(
+            FIELD, f"{shown} has more text than the {_size(max_bytes)} limit of a note; split it and upload the parts"
+        )
+    if refused == "out_of_memory":
+        logger.warning(
+            "PDF upload %r (%d bytes) refused: over %d bytes of memory", shown, len(data), MAX_PDF_MEMORY_BYTES
+        )
+        raise _too_costly(shown, "needs too much memory")
+    if refused == "unreadable":
+        logger.info("PDF upload %r could not be read: %s", shown, answer["reason"])
+        raise _unreadable(shown, answer["reason"])
+    if not answer["text"].strip():
         raise ValidationError(
             FIELD,
             f"{shown} has no text layer (a scanned document?); run OCR on it first or paste the text",
         )
-    return content
+    return answer["text"]
 
 
-def _encrypted(shown: str) -> ValidationError:
-    return ValidationError(FIELD, f"{shown} is encrypted; remove the password and upload again")
+def _read_pdf_apart(shown: str, data: bytes, *, max_bytes: int) -> dict:
+    """The answer of memories.pdf_extraction for this PDF, read in a process of its own under this
+    module's limits. A process that runs out of time (or CPU), dies, or answers nonsense is a
+    ValidationError, logged for the operator."""
+    # Its CPU time (it has one thread) runs out just after the wall clock: the limit that ends it
+    # should this process die first.
+    limits = [MAX_PDF_PAGES, max_bytes, MAX_PDF_MEMORY_BYTES, math.ceil(MAX_PDF_EXTRACTION_SECONDS) + 1]
+    started = time.monotonic()
+    try:
+        # A fresh interpreter, not a fork of the web process: it inherits no threads, no database
+        # connections, and of the environment (database URL, secrets) only where modules are.
+        finished = subprocess.run(
+            [*PDF_READER, *map(str, limits), str(PDF_READER_NICENESS)],
+            input=data,
+            capture_output=True,
+            timeout=MAX_PDF_EXTRACTION_SECONDS,
+            cwd=_PROJECT_ROOT,
+            env={name: value for name, value in os.environ.items() if name == "PYTHONPATH"},
+            check=False,
+        )
+    except subprocess.TimeoutExpired:  # run() has killed the process and waited for it
+        logger.warning(
+            "PDF upload %r (%d bytes) refused: not read within %.0f s", shown, len(data), MAX_PDF_EXTRACTION_SECONDS
+        )
+        raise _too_costly(shown, "takes too long") from None
+    seconds = time.monotonic() - started
+    stderr = finished.stderr[-2000:].decode("utf-8", "replace")
+    if finished.returncode == -signal.SIGXCPU:
+        logger.warning("PDF upload %r (%d bytes) refused: over its CPU time after %.1f s", shown, len(data), seconds)
+        raise _too_costly(shown, "takes too long")
+    if finished.returncode != 0:
+        logger.error(
+            "PDF upload %r (%d bytes): its reader exited with status %d (below 0: killed by that signal) after "
+            "%.1f s; %s",
+            shown,
+            len(data),
+            finished.returncode,
+            seconds,
+            stderr,
+        )
+        raise _unreadable(shown, "its reader failed")
+    try:
+        answer = json.loads(finished.stdout)
+        if not isinstance(answer, dict) or not (
+            isinstance(answer.get("text"), str) or answer.get("refused") in _PDF_REFUSALS
+        ):
+            raise ValueError(answer)
+    except ValueError:
+        logger.error("PDF upload %r: its reader answered %r; %s", shown, finished.stdout[:200], stderr)
+        raise _unreadable(shown, "its reader answered nonsense") from None
+    return answer
 
 
-def _reason(exc: Exception) -> str:
-    """A short, single-line account of why pypdf gave up, for the message."""
-    detail = " ".join(str(exc).split())[:120]
-    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+def _too_costly(shown: str, what: str) -> ValidationError:
+    return ValidationError(
+        FIELD,
+        f"{shown} {what} to read; save it again from its program (or print it to a new PDF) and upload that, "
+        "or paste the text",
+    )
 
 
-def _clean_pdf_text(text: str) -> str:
-    """One page's extracted text without control characters, trailing spaces or surrounding blank lines."""
-    text = _PDF_JUNK.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return _TRAILING_SPACE.sub("", text).strip("\n")
+def _unreadable(shown: str, reason: str) -> ValidationError:
+    return ValidationError(
+        FIELD, f"{shown} could not be read as a PDF ({reason}); save it again as a PDF and upload that"
+    )
 
 
 def _title(content: str, note_format: str, *, fallback: str) -> str:
@@ -249,8 +306,9 @@ def _prose_lines(content: str) -> Iterator[str]:
 
 
 def _short(text: str) -> str:
-    """White space made single spaces, cut to MAX_TITLE_CHARS (an ellipsis marks the cut)."""
-    text = " ".join(text.split())
+    """Made fit to be a title by the label rule (white space one space, control characters too,
+    invisible ones dropped), cut to MAX_TITLE_CHARS (an ellipsis marks the cut)."""
+    text = label_from(text)
     if len(text) <= MAX_TITLE_CHARS:
         return text
     return text[: MAX_TITLE_CHARS - 1].rstrip() + "…"

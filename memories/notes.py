@@ -6,6 +6,7 @@ import hashlib
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -14,21 +15,24 @@ from django.utils import timezone
 from psycopg import sql
 
 from gnosem.errors import NotFound, ValidationError
+from gnosem.labels import label_problem
 from gnosem.types import Owner
 from memories import vectors
 from memories.graph import notes_link
 from memories.models import MAX_NOTE_TITLE_CHARS, IndexingStatus, Note, NoteChunk, NoteFormat
 from memories.note_chunking import note_passages, passage_for_embedding
 from memories.queue import enqueue_note_indexing
-from memories.quotas import quota_check, token_estimate
+from memories.quotas import quota_check, text_growth, token_estimate
 from memories.selectors import decode_cursor, encode_cursor
 from memories.services import restamp_overdue
-from memories.validation import CONTROL_CHARACTERS, clean_tags
+from memories.validation import clean_tags
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_NOTE_LIST_LIMIT = 20
 MAX_NOTE_LIST_LIMIT = 100
+# note_get's `start` as JSON Schema, for the interfaces to publish (clean_note_start enforces it).
+NOTE_START_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 0, "default": 0}
 # Passages embedded per call to the model while indexing a note (a long note has a thousand or two):
 # memories' batches take their turn on the model between the calls instead of after the whole note.
 NOTE_EMBEDDING_BATCH = 256
@@ -41,9 +45,13 @@ class NoteNotFound(NotFound):
 def clean_note_title(title: object) -> str:
     if not isinstance(title, str) or not title.strip():
         raise ValidationError("title", "must be a non-empty line of text, such as the document's name.")
-    title = " ".join(title.split())
-    if len(title) > MAX_NOTE_TITLE_CHARS or CONTROL_CHARACTERS.search(title):
-        raise ValidationError("title", f"one line of at most {MAX_NOTE_TITLE_CHARS} characters.")
+    title = " ".join(title.split())  # line breaks and tabs become spaces: a title is one line
+    if problem := label_problem(title):
+        raise ValidationError("title", problem)
+    if len(title) > MAX_NOTE_TITLE_CHARS:
+        raise ValidationError(
+            "title", f"is {len(title):,} characters; a title has at most {MAX_NOTE_TITLE_CHARS}: shorten it."
+        )
     return title
 
 
@@ -80,14 +88,29 @@ def clean_note_id(value: object) -> uuid.UUID:
         raise ValidationError("id", "must be a note id (a UUID, as note_write or note_list return).") from None
 
 
+def clean_note_start(start: object, *, note: Note) -> int:
+    """Where to read `note` from: a character offset from 0 to its length; 0 when not given."""
+    if start is None:
+        return 0
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise ValidationError(
+            "start", "must be a whole number of characters from 0 on, such as a passage's `start` or a `next_start`."
+        )
+    if start > len(note.content):
+        raise ValidationError("start", f"is past the note's end ({len(note.content):,} characters).")
+    return start
+
+
 def notes_of(owner: Owner) -> QuerySet[Note]:
     """The one entry point for note queries."""
     return Note.objects.filter(owner=owner)
 
 
-def note_get(*, owner: Owner, public_id: object) -> Note:
-    """The owner's note; another owner's id is NoteNotFound, exactly like an unknown one."""
-    note = notes_of(owner).filter(public_id=clean_note_id(public_id)).first()
+def note_get(*, owner: Owner, public_id: object, for_update: bool = False) -> Note:
+    """The owner's note; another owner's id is NoteNotFound, exactly like an unknown one. With
+    `for_update`, its row stays locked until the transaction ends (one deleted meanwhile is not found)."""
+    scope = notes_of(owner).select_for_update() if for_update else notes_of(owner)
+    note = scope.filter(public_id=clean_note_id(public_id)).first()
     if note is None:
         raise NoteNotFound(f"No note with id {public_id}.")
     return note
@@ -122,7 +145,7 @@ def note_write(*, owner: Owner, title: object, content: object, tags: object = N
     """Store a note; it is embedded in the background (found by search once `indexed`)."""
     title, content = clean_note_title(title), clean_note_content(content)
     tags, format = clean_tags(tags), clean_note_format(format)
-    quota_check(owner=owner, characters=len(content), tokens=token_estimate(content))
+    quota_check(owner=owner, items=1, characters=len(content), tokens=token_estimate(content))
     now = timezone.now()
     note = Note.objects.create(
         owner=owner,
@@ -147,19 +170,13 @@ def note_update(
     again (the old passages serve searches until then)."""
     if title is None and content is None and tags is None:
         raise ValidationError("content", "nothing to change: give at least one of title, content or tags.")
-    note = note_get(owner=owner, public_id=public_id)
-    note = Note.objects.select_for_update().get(pk=note.pk)
+    note = note_get(owner=owner, public_id=public_id, for_update=True)
     before = (note.title, note.content)
     if title is not None:
         note.title = clean_note_title(title)
     if content is not None:
         content = clean_note_content(content)
-        if len(content) > len(note.content):
-            quota_check(
-                owner=owner,
-                characters=len(content) - len(note.content),
-                tokens=token_estimate(content) - token_estimate(note.content),
-            )
+        quota_check(owner=owner, **text_growth(added=[content], removed=[note.content]))
         note.content = content
     if tags is not None:
         note.tags = clean_tags(tags)
@@ -177,8 +194,10 @@ def note_update(
 
 @transaction.atomic
 def note_delete(*, owner: Owner, public_id: object) -> None:
-    """Delete a note with its passages."""
-    note_get(owner=owner, public_id=public_id).delete()
+    """Delete a note with its passages. Its row is locked first, as the indexing worker locks it
+    to store passages: a worker storing them has committed (they go with the note), or it waits and
+    then finds the note gone and stores nothing."""
+    note_get(owner=owner, public_id=public_id, for_update=True).delete()
 
 
 def _digest(title: str, content: str) -> str:
@@ -230,6 +249,7 @@ def _embed_and_store(note: Note) -> bool:
         ]
     digest = _digest(note.title, note.content)
     with transaction.atomic():
+        # Under the lock note_delete and note_update take first: a note deleted meanwhile is not found.
         current = Note.objects.select_for_update().filter(pk=note.pk, indexing_status=IndexingStatus.PENDING).first()
         if current is None or _digest(current.title, current.content) != digest:
             return False

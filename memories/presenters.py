@@ -291,7 +291,8 @@ def history_to_dict(memory: Memory, revisions: list[MemoryRevision]) -> dict[str
 
 GRAPH_ENTITY_SCHEMA = _object(
     {
-        "name": {"type": "string", "description": "As first written; pass it as `entity` to explore from it."},
+        "id": {"type": "string", "format": "uuid", "description": "Pass it as `entity_id` to explore from it."},
+        "name": {"type": "string", "description": "As first written; or pass it as `entity`."},
         "kind": {"type": "string", "enum": list(EntityKind.values)},
         "depth": {"type": "integer", "description": "Steps from the entry points (0: an entry point)."},
         "memories": {"type": "integer", "description": "Current memories mentioning it."},
@@ -299,7 +300,7 @@ GRAPH_ENTITY_SCHEMA = _object(
         "first_seen": {"type": ["string", "null"], "format": "date-time", "description": "Its oldest memory's date."},
         "last_seen": {"type": ["string", "null"], "format": "date-time", "description": "Its newest memory's date."},
     },
-    ["name", "kind", "depth", "memories", "notes", "first_seen", "last_seen"],
+    ["id", "name", "kind", "depth", "memories", "notes", "first_seen", "last_seen"],
 )
 GRAPH_EDGE_SCHEMA = _object(
     {
@@ -370,6 +371,7 @@ def graph_to_dict(view: GraphView) -> dict[str, Any]:
         "entry": [entity.name for entity in view.entry],
         "entities": [
             {
+                "id": str(node.entity.public_id),
                 "name": node.entity.name,
                 "kind": node.entity.kind,
                 "depth": node.depth,

@@ -18,6 +18,7 @@ from memories import vectors
 from memories.chunking import Span
 from memories.compression import awaiting_compression, reset_compression
 from memories.graph import entities_link
+from memories.links import links_lock, loop_closers
 from memories.models import (
     MAX_ALSO_WRITTEN_BY,
     MAX_REVISIONS_PER_MEMORY,
@@ -31,7 +32,7 @@ from memories.models import (
 )
 from memories.near_duplicates import near_duplicates_link
 from memories.queue import enqueue_compression, enqueue_indexing, indexing_batch_size
-from memories.quotas import quota_check, token_estimate
+from memories.quotas import quota_check, text_growth, token_estimate
 from memories.remote_embedding import WAITING_FOR_ENDPOINT, EmbeddingUnavailable
 from memories.selectors import memories_of, memory_get
 from memories.sequences import context_readers, context_readers_of_inserted, embedding_pieces, sequence_neighbours
@@ -76,7 +77,7 @@ def memory_write(
         _supersede(existing, superseded)
         existing.written_again = True
         return existing
-    quota_check(owner=owner, memories=1, characters=len(content), tokens=token_estimate(content))
+    quota_check(owner=owner, items=1, characters=len(content), tokens=token_estimate(content))
     now = timezone.now()
     memory = Memory(
         owner=owner,
@@ -135,10 +136,12 @@ def _record_written_again(memory: Memory, tags: list[str], written_by: str) -> N
 
 
 def _memories_to_supersede(owner: Owner, supersedes: object) -> list[Memory]:
-    """The owner's memories `supersedes` names, locked; an id the owner has no memory with is refused."""
+    """The owner's memories `supersedes` names, locked (after the owner's links lock); an id the
+    owner has no memory with is refused."""
     public_ids = clean_memory_ids("supersedes", supersedes, maximum=MAX_SUPERSEDES)
     if not public_ids:
         return []
+    links_lock(owner.pk)
     found = {
         memory.public_id: memory for memory in memories_of(owner).select_for_update().filter(public_id__in=public_ids)
     }
@@ -152,39 +155,22 @@ def _memories_to_supersede(owner: Owner, supersedes: object) -> list[Memory]:
 
 
 def _supersede(successor: Memory, memories: list[Memory]) -> None:
-    """Mark `memories` as corrected by `successor`. Refused, before anything changes, when one of
-    them is the successor itself or comes after it in its chain of corrections (a cycle)."""
+    """Mark `memories` (from `_memories_to_supersede`, which took the owner's links lock) as
+    corrected by `successor`. Refused, before anything changes, when one of them is the successor
+    itself or comes after it in its chain of corrections (a cycle)."""
     if not memories:
         return
-    chain = _successors_of(successor)
+    looping = set(loop_closers("superseded_by", successor.pk, [memory.pk for memory in memories]))
     for memory in memories:
         if memory.pk == successor.pk:
             raise ValidationError("supersedes", f"memory {memory.public_id} cannot supersede itself.")
-        if memory.pk in chain:
+        if memory.pk in looping:
             raise ValidationError(
                 "supersedes",
                 f"memory {memory.public_id} already supersedes {successor.public_id} (directly or through "
                 "others); superseding it back would make a cycle. Nothing was changed.",
             )
     Memory.objects.filter(pk__in=[memory.pk for memory in memories]).update(superseded_by=successor)
-
-
-_SUCCESSORS_SQL = """
-    WITH RECURSIVE chain AS (
-        SELECT superseded_by_id AS id FROM memories_memory WHERE id = %s AND superseded_by_id IS NOT NULL
-        UNION
-        SELECT m.superseded_by_id FROM memories_memory m JOIN chain ON m.id = chain.id
-        WHERE m.superseded_by_id IS NOT NULL
-    )
-    SELECT id FROM chain
-"""
-
-
-def _successors_of(memory: Memory) -> set[int]:
-    """The ids of the memories that supersede this one, directly or through others."""
-    with connection.cursor() as cursor:
-        cursor.execute(_SUCCESSORS_SQL, [memory.pk])
-        return {row[0] for row in cursor.fetchall()}
 
 
 @transaction.atomic
@@ -237,6 +223,7 @@ def memory_update(
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
     _supersede(memory, superseded)
     before = (memory.content, list(memory.tags), memory.written_by)
+    texts_before = (memory.content, memory.content_optimized)
     previous_before = sequence_neighbours(owner.pk, [memory.pk])[memory.pk][0] if moves else None
     rereading = moves
     now = timezone.now()
@@ -244,11 +231,6 @@ def memory_update(
         content = clean_content(content)
         if content != memory.content:
             rereading = True
-            quota_check(
-                owner=owner,
-                characters=len(content) - len(memory.content),
-                tokens=token_estimate(content) - token_estimate(memory.content),
-            )
             memory.content = content
             reset_compression(memory, now)
             memory.indexing_status = IndexingStatus.PENDING
@@ -267,6 +249,9 @@ def memory_update(
     if pinned is not None:
         memory.pinned = pinned
     if (memory.content, memory.tags, memory.written_by) != before:
+        # The version replaced is kept, and its text counts toward the quota like the memory's own.
+        growth = text_growth(added=[before[0], memory.content, memory.content_optimized], removed=texts_before)
+        quota_check(owner=owner, **growth)
         _keep_revision(memory, *before, replaced_at=now)
     memory.updated_at = now
     memory.save()
@@ -302,8 +287,12 @@ def memory_delete(*, owner: Owner, public_id: uuid.UUID) -> None:
     memory = memory_get(owner=owner, public_id=public_id)
     readers = context_readers([memory.pk])
     _lock_in_order([memory.pk, *readers])
-    # What it corrected is corrected by its own successor now, or current again.
-    Memory.objects.filter(superseded_by=memory).update(superseded_by=memory.superseded_by_id)
+    # What it corrected is corrected by its own successor now, or current again: current again too
+    # when that successor leads back to it (a stored loop), which would otherwise close without it.
+    successor = memory.superseded_by_id
+    if successor is not None and loop_closers("superseded_by", successor, [memory.pk]):
+        successor = None
+    Memory.objects.filter(superseded_by=memory).update(superseded_by=successor)
     Memory.objects.filter(pk=memory.pk).delete()
     _reread_in_context(readers, forget=True)
 

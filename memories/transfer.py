@@ -10,8 +10,9 @@ The document (`FORMAT`, version `VERSION`):
      "notes": [{"id", "title", "content", "format", "tags", "created_at", "updated_at"}, ...]}
 
 Version 1 files (without the last five fields of a memory) and version 2 files (without notes)
-still import. `superseded_by` and `duplicate_of` name another entry of the same file (by its `id`);
-the link is restored to whatever id that entry gets.
+still import. `superseded_by` and `duplicate_of` name another entry of the same file (by its `id`),
+and following links of one kind never comes back to an entry; the link is restored to whatever id
+that entry gets.
 
 Import validates the whole document before writing anything, then writes everything in one
 transaction (all or nothing). It keeps timestamps and, where the owner has no memory with it yet,
@@ -26,7 +27,7 @@ again in the background.
 import hashlib
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -40,6 +41,7 @@ from django.http import StreamingHttpResponse
 from django.utils import timezone
 
 from gnosem.errors import ValidationError
+from gnosem.json_input import JsonInputError, load_json
 from gnosem.types import Owner
 from memories.compression import awaiting_compression, guard, reset_compression
 from memories.models import (
@@ -55,7 +57,7 @@ from memories.models import (
 from memories.notes import clean_note_content, clean_note_format, clean_note_title, notes_of
 from memories.presenters import revision_to_dict
 from memories.queue import enqueue_compression, enqueue_indexing, enqueue_note_indexing
-from memories.quotas import quota_check, token_estimate
+from memories.quotas import quota_check, text_growth
 from memories.selectors import memories_of
 from memories.services import memories_reread_after_import
 from memories.validation import clean_content, clean_datetime, clean_tags, clean_written_by
@@ -229,25 +231,12 @@ class ImportReport:
 
 
 def parse_document(data: bytes | str) -> dict[str, Any]:
-    """The JSON document in an uploaded file, or ValidationError saying why it is not one."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise ValidationError(
-                "file", "is not UTF-8 text; upload the .json file a Gnosem export produced."
-            ) from None
+    """The JSON document in an uploaded file, read as every JSON door reads, or ValidationError
+    saying why it is not one."""
     try:
-        document = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(
-            "file", f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
-        ) from None
-    except RecursionError:  # the parser recurses per level: thousands of nested [ or {
-        raise ValidationError(
-            "file", "is nested too deeply to be a Gnosem export; upload the .json file a Gnosem export produced."
-        ) from None
-    return document
+        return load_json(data)
+    except JsonInputError as exc:
+        raise ValidationError("file", f"{exc.problem}; upload the .json file a Gnosem export produced.") from None
 
 
 @dataclass(frozen=True)
@@ -478,23 +467,37 @@ def _cleaned_entries(
 
 def _link_problems(entries: list[_Entry], position_of: dict[uuid.UUID, int]) -> list[str]:
     """A link (`superseded_by`, `duplicate_of`) must name another entry of the file, and following
-    `superseded_by` must not loop."""
+    links of one kind must never come back to the entry."""
     problems = []
-    successor_of = {entry.public_id: entry.superseded_by for entry in entries if entry.public_id}
+    looping: dict[str, set[uuid.UUID]] = {}
+    for field in LINK_FIELDS:
+        links = {entry.public_id: getattr(entry, field) for entry in entries if entry.public_id}
+        looping[field] = {member for loop in _loops(links) for member in loop}
     for index, entry in enumerate(entries):
         for field in LINK_FIELDS:
             target = getattr(entry, field)
             if target is not None and (target not in position_of or target == entry.public_id):
                 problems.append(f"memory #{index + 1}: {field} {target} names no other memory of the file")
-        if entry.superseded_by is None or entry.superseded_by not in position_of:
-            continue
-        seen, current = {entry.public_id}, entry.superseded_by
-        while current is not None and current not in seen:
-            seen.add(current)
-            current = successor_of.get(current)
-        if current is not None:
-            problems.append(f"memory #{index + 1}: its superseded_by links form a cycle")
+            elif entry.public_id in looping[field]:
+                problems.append(f"memory #{index + 1}: its {field} links form a cycle")
     return problems
+
+
+def _loops(links: Mapping[Hashable, Hashable | None]) -> list[list[Hashable]]:
+    """The loops of links where each place links to at most one other, in one pass: a walk stops
+    at a place an earlier walk passed."""
+    found, done = [], set()
+    for start in links:
+        path: dict[Hashable, None] = {}  # the places of this walk, in order
+        current = start
+        while current is not None and current not in done and current not in path:
+            path[current] = None
+            current = links.get(current)
+        if current in path:
+            places = list(path)
+            found.append(places[places.index(current) :])
+        done.update(path)
+    return found
 
 
 def import_memories(*, owner: Owner, document: object, progress: Callable[[int], None] | None = None) -> ImportReport:
@@ -517,13 +520,10 @@ def import_memories(*, owner: Owner, document: object, progress: Callable[[int],
             if note_entry.key not in existing_notes:
                 existing_notes.add(note_entry.key)
                 fresh_notes.append(note_entry)
-        texts = [entry.content for entry in fresh] + [note_entry.content for note_entry in fresh_notes]
-        quota_check(
-            owner=owner,
-            memories=len(fresh),
-            characters=sum(map(len, texts)),
-            tokens=sum(map(token_estimate, texts)),
-        )
+        # Everything the import would store counts: texts, compressed forms, earlier versions, notes.
+        texts = [text for entry in fresh for text in _stored_texts(entry)]
+        texts += [note_entry.content for note_entry in fresh_notes]
+        quota_check(owner=owner, items=len(fresh) + len(fresh_notes), **text_growth(added=texts))
         if progress and len(entries) > len(fresh):
             progress(len(entries) - len(fresh))
         taken = _taken_ids(owner, [entry.public_id for entry in fresh if entry.public_id])
@@ -564,6 +564,11 @@ def import_memories(*, owner: Owner, document: object, progress: Callable[[int],
     )
 
 
+def _stored_texts(entry: _Entry) -> list[str | None]:
+    """The texts importing a memory entry stores: its content, compressed form and earlier versions."""
+    return [entry.content, entry.content_optimized, *(revision.content for revision in entry.revisions)]
+
+
 def _create_notes(owner: Owner, entries: list[_NoteEntry]) -> int:
     """Save the notes, `pending` and queued for embedding (on commit); returns how many got a new
     id because the owner already had theirs."""
@@ -602,15 +607,28 @@ def _restore_links(owner: Owner, entries: list[_Entry], fresh: list[_Entry], mem
     by_file_id = {entry.public_id: entry for entry in entries if entry.public_id}
     targets = {getattr(entry, field) for entry in fresh for field in LINK_FIELDS} - {None}
     existing = _memories_with_keys(owner, {by_file_id[target].key for target in targets - set(imported)})
-    linked: dict[int, Memory] = {}
+    links: dict[str, dict[int, Memory]] = {field: {} for field in LINK_FIELDS}
     for entry, memory in zip(fresh, memories, strict=True):
         for field in LINK_FIELDS:
             if (target := getattr(entry, field)) is None:
                 continue
             other = imported.get(target) or existing.get(by_file_id[target].key)
             if other is not None and other.pk != memory.pk:  # the same text twice in the file: no link
-                setattr(memory, field, other)
-                linked[memory.pk] = memory
+                links[field][memory.pk] = other
+    # Two entries stored as one memory (the same text at the same time: the second is skipped) can
+    # turn a chain of links into a loop; the owner's other memories link to none imported, so a
+    # loop lies among these links. It is broken where the data migration breaks stored ones: a loop
+    # of corrections at its newest memory, which stays current; a loop of near-duplicates at its
+    # oldest, which stays the original.
+    by_pk = {memory.pk: memory for memory in memories}
+    for field, pick in (("superseded_by", max), ("duplicate_of", min)):
+        for loop in _loops({memory_pk: other.pk for memory_pk, other in links[field].items()}):
+            del links[field][pick(loop, key=lambda memory_pk: (by_pk[memory_pk].created_at, memory_pk))]
+    linked: dict[int, Memory] = {}
+    for field, field_links in links.items():
+        for memory_pk, other in field_links.items():
+            setattr(by_pk[memory_pk], field, other)
+            linked[memory_pk] = by_pk[memory_pk]
     Memory.objects.bulk_update(list(linked.values()), LINK_FIELDS, batch_size=INSERT_BATCH)
 
 

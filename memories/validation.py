@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from gnosem.errors import ValidationError
+from gnosem.labels import label_from, label_problem
 from memories.models import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, TAG_PATTERN
 from memories.selectors import MemoryFilters
 
@@ -63,11 +64,6 @@ def clean_tags(tags: object) -> list[str]:
     return cleaned
 
 
-# C0 and C1 control characters (NUL, line breaks, terminal escapes): PostgreSQL refuses NUL in
-# text, and the others have no place in a one-line label (a client's name, a note's title).
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 def clean_written_by(written_by: object) -> str:
     if written_by is None:
         return ""
@@ -76,10 +72,8 @@ def clean_written_by(written_by: object) -> str:
     written_by = written_by.strip()
     if len(written_by) > MAX_WRITTEN_BY_CHARS:
         raise ValidationError("written_by", f"at most {MAX_WRITTEN_BY_CHARS} characters.")
-    if CONTROL_CHARACTERS.search(written_by):
-        raise ValidationError(
-            "written_by", "must not contain control characters (NUL, line breaks, tabs, escapes): one line of text."
-        )
+    if problem := label_problem(written_by):
+        raise ValidationError("written_by", problem)
     return written_by
 
 
@@ -96,12 +90,12 @@ def written_by_or_default(written_by: object, *, token_name: str, client_name: s
 
 
 def _client_name(name: object) -> str:
-    """A name a client or token gave itself, made fit to be a memory's default `written_by`:
-    control characters become spaces, whitespace runs one space, cut to the column's length;
-    "" when nothing is left. Unlike an argument, nobody is there to correct it."""
+    """A name a client or token gave itself, made fit to be a memory's default `written_by` (the
+    label rule's derived form: control characters become spaces, invisible ones are dropped), cut
+    to the column's length; "" when nothing is left. Unlike an argument, nobody is there to correct it."""
     if not isinstance(name, str):
         return ""
-    return " ".join(CONTROL_CHARACTERS.sub(" ", name).split())[:MAX_WRITTEN_BY_CHARS].strip()
+    return label_from(name)[:MAX_WRITTEN_BY_CHARS].strip()
 
 
 def clean_query(query: object) -> str:

@@ -23,7 +23,7 @@ from memories.graph_drawing import neighbourhood_drawing
 from memories.markdown import render_markdown
 from memories.models import MAX_ENTITY_NAME_CHARS, EntityKind, Memory, Note, NoteFormat
 from memories.note_files import note_from_upload, note_upload_limits
-from memories.quotas import quota_usage
+from memories.quotas import STORED_KINDS, quota_usage
 from memories.ratelimit import import_rate_limit_hit, note_upload_rate_limit_hit
 from memories.search.notes import note_search
 from memories.search.pipeline import search_hybrid
@@ -110,10 +110,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "usage": selectors.memory_usage(owner),
         "quota": quota,
         "quota_rows": [
-            ("memories", quota.memories),
+            ("memories and notes", quota.memories),
             ("characters", quota.characters),
             ("estimated tokens", quota.tokens),
         ],
+        "stored_rows": [(STORED_KINDS[kind], stored) for kind, stored in quota.stored.items()],
         "chart": writes_chart(
             selectors.memory_writes_per_day(owner, days=CHART_DAYS), days=CHART_DAYS, today=timezone.now().date()
         ),
@@ -288,10 +289,10 @@ def entity_list_page(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def entity_detail(request: HttpRequest, entity_id: int) -> HttpResponse:
+def entity_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     """An entity: a drawing of its neighbourhood and the memories mentioning it."""
     try:
-        entity = graph_explore.entity_get(owner=request.user, entity_id=entity_id)
+        entity = graph_explore.entity_get(owner=request.user, public_id=public_id)
     except NotFound:
         raise Http404("No such entity.") from None
     view = graph_explore.graph_explore_from(owner=request.user, entry=[entity], limit=ENTITY_PAGE_NEIGHBOURS)

@@ -1,20 +1,25 @@
 """What the fuzzing suites share: their hypothesis settings, the strings that have broken servers,
 and printing a suite's counts in the test run's output, where the lead can quote them."""
 
+import json
+
 import hypothesis
 import pytest
 from hypothesis import HealthCheck
 
 # UTF-8-encodable strings that have broken servers: NUL and other controls, header injection,
-# bidi overrides, a BOM, long and huge-looking values, SQL and format syntax, path traversal.
+# bidi overrides, zero-width characters, a BOM, long and huge-looking values, SQL and format
+# syntax, path traversal.
 HOSTILE_STRINGS = [
     "",
     " ",
     "\x00",
     "a\x00b",
     "\x1b[31m\r\n\t",
+    "bell\x07",
     "\r\nSet-Cookie: x=1",
     "\u202eevil",
+    "zero\u200bwidth",
     "\ufeff",
     "'; DROP TABLE memories_memory; --",
     "%s%s%n{0}{}",
@@ -24,6 +29,16 @@ HOSTILE_STRINGS = [
     "../../etc/passwd",
     "x" * 3_000,
 ]
+# Strings JSON can carry (json.dumps escapes them as \ud800) that are not text.
+LONE_SURROGATES = ["\ud800", "x\udfffy"]
+# JSON values that strain a reader, written out as they are: nesting thousands deep, a whole
+# number of more digits than Python reads into an int, an escaped lone surrogate, an escaped NUL.
+HOSTILE_JSON_VALUES = [b"[" * 8_000 + b"]" * 8_000, b"1" * 5_000, b'"\\udc00"', b'"a\\u0000b"']
+
+
+def with_member(document: dict, value: bytes) -> bytes:
+    """`document` as JSON with one member more, whose `value` is written out as it is."""
+    return json.dumps({**document, "_hostile": None}).encode().replace(b'"_hostile": null', b'"_hostile": ' + value)
 
 
 def fuzz_settings(max_examples: int) -> hypothesis.settings:

@@ -16,7 +16,6 @@ dependency (httpx2 only comes with the openai package).
 import contextlib
 import http.client
 import ipaddress
-import json
 import socket
 import ssl
 import threading
@@ -29,6 +28,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from accounts.oauth.client_metadata import ClientMetadata, OAuthClientError, client_metadata_clean
+from gnosem.json_input import JsonInputError, load_json
 
 MAX_DOCUMENT_BYTES = 64 * 1024
 FETCH_SECONDS = 5.0
@@ -267,9 +267,9 @@ def _timed_out(url: str) -> OAuthClientError:
 
 def _json_object(url: str, body: bytes) -> dict:
     try:
-        document = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise _refused(url, "it is not valid JSON") from None
+        document = load_json(body)
+    except JsonInputError as exc:
+        raise _refused(url, f"it {exc.problem}") from None
     if not isinstance(document, dict):
         raise _refused(url, "it is not a JSON object")
     return document

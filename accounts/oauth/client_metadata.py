@@ -10,6 +10,8 @@ scope, contacts, application_type...) is ignored, as RFC 7591 section 2 asks.
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from gnosem.labels import label_problem
+
 GRANT_TYPES = ("authorization_code", "refresh_token")
 RESPONSE_TYPES = ("code",)
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
@@ -74,15 +76,16 @@ def redirect_uris_clean(value: object) -> tuple[str, ...]:
                 "invalid_redirect_uri",
                 f"The redirect URI {uri[:200]!r} is not allowed: use an https URL, or http://localhost, "
                 "http://127.0.0.1 or http://[::1] (any port) for an app on the user's computer; "
-                "without a fragment, user name or spaces.",
+                "without a fragment, user name, spaces or control characters.",
             )
     return uris
 
 
 def redirect_uri_allowed(uri: str) -> bool:
     """An https URL, or an http one on the loopback interface; no fragment (RFC 6749 3.1.2), no
-    user name, and no whitespace (the toolkit stores the list space-separated)."""
-    if len(uri) > MAX_REDIRECT_URI_LENGTH or any(character.isspace() for character in uri):
+    user name, no white space (the toolkit stores the list space-separated) and nothing else that
+    does not print (NUL, which PostgreSQL refuses; controls and invisible characters)."""
+    if len(uri) > MAX_REDIRECT_URI_LENGTH or " " in uri or not uri.isprintable():
         return False
     try:
         parts = urlsplit(uri)
@@ -101,6 +104,8 @@ def _client_name(value: object, default: str) -> str:
     if not isinstance(value, str):
         raise OAuthClientError("invalid_client_metadata", "client_name must be a string.")
     name = " ".join(value.split())  # the consent page shows it on one line
+    if problem := label_problem(name):
+        raise OAuthClientError("invalid_client_metadata", f"client_name {problem}")
     if len(name) > MAX_CLIENT_NAME_LENGTH:
         raise OAuthClientError(
             "invalid_client_metadata", f"client_name is longer than {MAX_CLIENT_NAME_LENGTH} characters."

@@ -4,7 +4,7 @@ The row is made when the client exchanges its authorization code, and is tied to
 token family that exchange starts (rotation keeps the family). An access token authenticates as
 its family's connection, so rate limits, last use, written_by, activity and revocation work as for
 `gno_` tokens. Revoking the connection revokes the family; a family ended by the client (RFC 7009)
-or by refresh token reuse ends its connection.
+or by refresh token reuse ends its connection, and so does the authorization code presented again.
 """
 
 import hashlib
@@ -43,15 +43,16 @@ def _detail(connection: ApiToken) -> dict[str, str]:
     return {"name": connection.name, "scope": connection.scope, "client": redirect_host(connection.oauth_client)}
 
 
-def connection_create(*, owner: Owner, client: OAuthClient, scopes: str, token_family: UUID) -> ApiToken:
-    """The connection for a grant of `scopes` whose tokens form `token_family` (called inside the
-    token exchange's transaction)."""
+def connection_create(*, owner: Owner, client: OAuthClient, scopes: str, token_family: UUID, code: str) -> ApiToken:
+    """The connection for a grant of `scopes` whose tokens form `token_family`, bought with the
+    authorization `code` (called inside the token exchange's transaction)."""
     connection = ApiToken.objects.create(
         owner=owner,
         name=connection_name(client),
         scope=token_scope(scopes),
         oauth_client=client,
         oauth_token_family=token_family,
+        oauth_code_digest=_checksum(code),
     )
     activity_record(owner=owner, action=ActivityAction.APP_CONNECTED, token=connection, detail=_detail(connection))
     return connection
@@ -79,19 +80,33 @@ def _end(connection: ApiToken, *, request: HttpRequest | None) -> bool:
 
 
 @transaction.atomic
-def connection_revoke(*, owner: Owner, connection_id: int, request: HttpRequest | None = None) -> ApiToken:
+def connection_revoke(*, owner: Owner, public_id: UUID, request: HttpRequest | None = None) -> ApiToken:
     """Revoke one of the owner's connections and every token of its family: the next request
     with its access token is refused, and its refresh token gets no new one."""
     connection = (
         ApiToken.objects.select_related("oauth_client", "owner")
-        .filter(owner=owner, pk=connection_id, oauth_client__isnull=False)
+        .filter(owner=owner, public_id=public_id, oauth_client__isnull=False)
         .first()
     )
     if connection is None:
-        raise NotFound(f"No connected application with id {connection_id}.")
+        raise NotFound(f"No connected application with id {public_id}.")
     get_refresh_token_model().revoke_family(connection.oauth_token_family)
     _end(connection, request=request)
     return connection
+
+
+@transaction.atomic
+def connections_of_code_revoke(*, client: OAuthClient, code: str) -> int:
+    """An authorization code presented again after its exchange: revoke every token issued for it
+    and end its connection (RFC 6749 section 4.1.2; the code may have been stolen). Returns how
+    many connections ended."""
+    ended = 0
+    for connection in ApiToken.objects.select_related("oauth_client", "owner").filter(
+        oauth_client=client, oauth_code_digest=_checksum(code)
+    ):
+        get_refresh_token_model().revoke_family(connection.oauth_token_family)
+        ended += _end(connection, request=None)
+    return ended
 
 
 def connection_end_if_family_ended(token_family: UUID | None) -> None:
@@ -149,7 +164,8 @@ def token_family_of(raw_token: str) -> UUID | None:
 
 
 def _checksum(raw_token: str) -> str:
-    # How the toolkit finds a token: it stores only this digest (COMPLIANT_BCP_RFC9700_TOKEN_STORAGE).
+    # How the toolkit finds a token: it stores only this digest (COMPLIANT_BCP_RFC9700_TOKEN_STORAGE);
+    # a connection keeps its code's the same way.
     return hashlib.sha256(raw_token.encode("utf-8")).hexdigest()
 
 

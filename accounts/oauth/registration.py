@@ -10,7 +10,6 @@ secret (client_secret_post or client_secret_basic, as claude.ai's connector does
 the response only; PKCE is required of them too.
 """
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import timedelta
@@ -28,6 +27,7 @@ from oauth2_provider.generators import generate_client_secret
 from accounts.models import ApiToken, OAuthClient
 from accounts.oauth.client_metadata import ClientMetadata, OAuthClientError, client_metadata_clean
 from accounts.oauth.cors import allow_any_origin
+from gnosem.json_input import JsonInputError, load_json
 
 MAX_BODY_BYTES = 16 * 1024
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
@@ -35,6 +35,7 @@ AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 RATE_LIMIT_ACTION = "oauth_register"
 _PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _PERIOD = re.compile(r"(\d*)([smhd])")
+_NOT_CLIENT_METADATA = "The registration request must be a JSON object of client metadata"
 
 
 @dataclass(frozen=True)
@@ -139,13 +140,11 @@ def register_view(request: HttpRequest) -> JsonResponse:
     if too_large:
         return _error(413, "invalid_client_metadata", f"The registration request is over {MAX_BODY_BYTES // 1024} KiB.")
     try:
-        document = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        document = None
+        document = load_json(body)
+    except JsonInputError as exc:
+        return _error(400, "invalid_client_metadata", f"{_NOT_CLIENT_METADATA}: {exc}")
     if not isinstance(document, dict):
-        return _error(
-            400, "invalid_client_metadata", "The registration request must be a JSON object of client metadata."
-        )
+        return _error(400, "invalid_client_metadata", f"{_NOT_CLIENT_METADATA}.")
     try:
         metadata = client_metadata_clean(document, auth_methods=AUTH_METHODS)
     except OAuthClientError as exc:

@@ -1,13 +1,19 @@
 """The toolkit's request validator, with what Gnosem adds: a grant's first tokens make its
 connection, a client's tokens mark it used, a token family the toolkit ends (refresh token
-reuse, RFC 7009 revocation) ends its connection, and values PostgreSQL cannot compare are
-unknown rather than a 500."""
+reuse, RFC 7009 revocation) ends its connection, an authorization code presented again revokes
+what it bought, and values PostgreSQL cannot compare are unknown rather than a 500."""
 
 from django.utils import timezone
 from oauth2_provider.oauth2_validators import OAuth2Validator
+from oauthlib.oauth2.rfc6749 import errors
 
 from accounts.models import OAuthClient
-from accounts.oauth.connections import connection_create, connection_end_if_family_ended, token_family_of
+from accounts.oauth.connections import (
+    connection_create,
+    connection_end_if_family_ended,
+    connections_of_code_revoke,
+    token_family_of,
+)
 
 
 class GnosemOAuth2Validator(OAuth2Validator):
@@ -19,7 +25,21 @@ class GnosemOAuth2Validator(OAuth2Validator):
         return super()._load_application(client_id, request)
 
     def validate_code(self, client_id, code, client, request, *args, **kwargs):
-        return "\x00" not in code and super().validate_code(client_id, code, client, request, *args, **kwargs)
+        if "\x00" in code:
+            return False
+        if super().validate_code(client_id, code, client, request, *args, **kwargs):
+            return True
+        # Unknown or expired, or already exchanged: then its tokens are revoked (RFC 6749 4.1.2).
+        connections_of_code_revoke(client=client, code=code)
+        return False
+
+    def invalidate_authorization_code(self, client_id, code, request, *args, **kwargs):
+        try:
+            super().invalidate_authorization_code(client_id, code, request, *args, **kwargs)
+        except errors.InvalidGrantError:
+            # Another exchange of the same code got there first: what both bought is revoked.
+            connections_of_code_revoke(client=request.client, code=code)
+            raise
 
     def _create_refresh_token(self, request, refresh_token_code, access_token, previous_refresh_token):
         refresh_token = super()._create_refresh_token(request, refresh_token_code, access_token, previous_refresh_token)
@@ -30,6 +50,7 @@ class GnosemOAuth2Validator(OAuth2Validator):
                 client=request.client,
                 scopes=access_token.scope,
                 token_family=refresh_token.token_family,
+                code=request.code,
             )
         return refresh_token
 

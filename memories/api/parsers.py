@@ -1,10 +1,10 @@
-"""The API's one body parser: JSON read by the same rules as MCP's (memories.json_input)."""
+"""The API's one body parser: JSON read by the same rules as MCP's (gnosem.json_input)."""
 
 from typing import Any
 
 from rest_framework import exceptions, parsers
 
-from memories.json_input import JsonInputError, load_json
+from gnosem.json_input import JsonInputError, load_json
 
 
 class JsonBodyParser(parsers.JSONParser):

@@ -27,7 +27,7 @@ from memories.api.throttles import ImportRateThrottle, TokenRateThrottle
 from memories.counting import GROUPINGS, memory_count
 from memories.graph_explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT, graph_explore
 from memories.models import Memory
-from memories.notes import DEFAULT_NOTE_LIST_LIMIT, MAX_NOTE_LIST_LIMIT
+from memories.notes import DEFAULT_NOTE_LIST_LIMIT, MAX_NOTE_LIST_LIMIT, NOTE_START_SCHEMA
 from memories.presenters import (
     graph_to_dict,
     history_to_dict,
@@ -355,7 +355,8 @@ MemoryMergeView = _memory_action(
     "memories_merge",
     "Merge a near-duplicate into the memory it restates",
     "It leaves search, lists, counts and the session context, stays stored, and `reinstate` brings it back. "
-    "400 when the memory is not linked as a near-duplicate.",
+    "400 when the memory is not linked as a near-duplicate, or already supersedes the memory it restates "
+    "(directly or through others: each would hide the other).",
     near_duplicates.memory_merge,
     refusable=True,
 )
@@ -459,16 +460,14 @@ class NoteDetailView(APIView):
         operation_id="notes_retrieve",
         summary="A note with its text (from `start`, at most `max_tokens` of it)",
         parameters=[
-            OpenApiParameter("start", int, description="Read from this character on (default 0)."),
+            OpenApiParameter("start", NOTE_START_SCHEMA, description="Read from this character on (default 0)."),
             MAX_TOKENS_PARAMETER,
         ],
         responses={200: shapes.NoteReadOut, **ERRORS, 404: shapes.ErrorOut},
     )
     def get(self, request: Request, public_id: uuid.UUID) -> Response:
         note = notes.note_get(owner=request.user, public_id=public_id)
-        start = _whole_number(request, "start") or 0
-        if not 0 <= start <= len(note.content):
-            raise ValidationError("start", f"must be from 0 to the note's length ({len(note.content):,} characters).")
+        start = notes.clean_note_start(_whole_number(request, "start"), note=note)
         max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
         return Response(note_read_to_dict(note, start=start, max_tokens=max_tokens))
 
@@ -522,12 +521,15 @@ class GraphExploreView(APIView):
         operation_id="graph_explore",
         summary="The entities around one entity, or around what a query finds, and the memories linking them",
         description=(
-            "Give `entity` (a name) or `query`. Entities are extracted from each memory's text, tags and compressed "
-            "facts; two are linked by the current memories mentioning both. An unknown entity is 404, naming the "
-            "closest names there are."
+            "Give `entity` (a name), `entity_id` or `query`. Entities are extracted from each memory's text, tags "
+            "and compressed facts; two are linked by the current memories mentioning both. An unknown entity is 404 "
+            "(an unknown name's message names the closest names there are)."
         ),
         parameters=[
             OpenApiParameter("entity", str, description="The entity to start from (case and plurals do not matter)."),
+            OpenApiParameter(
+                "entity_id", OpenApiTypes.UUID, description="Start from the entity with this id (as `entities` give)."
+            ),
             OpenApiParameter("query", QUERY_SCHEMA, description="Start from the entities of its best results."),
             OpenApiParameter("depth", int, enum=list(range(1, MAX_DEPTH + 1)), description="Steps (default 1)."),
             OpenApiParameter(
@@ -540,7 +542,9 @@ class GraphExploreView(APIView):
         responses={
             200: shapes.GraphOut,
             **ERRORS,
-            404: OpenApiResponse(shapes.ErrorOut, description="No entity of that name; the message names close ones."),
+            404: OpenApiResponse(
+                shapes.ErrorOut, description="No entity of that name or id; for a name, the message names close ones."
+            ),
         },
     )
     def get(self, request: Request) -> Response:
@@ -549,6 +553,7 @@ class GraphExploreView(APIView):
         view = graph_explore(
             owner=request.user,
             entity=params.get("entity") if "entity" in params else None,
+            entity_id=params.get("entity_id") if "entity_id" in params else None,
             query=params.get("query") if "query" in params else None,
             depth=_whole_number(request, "depth"),
             limit=_whole_number(request, "limit"),
@@ -653,22 +658,44 @@ def _allowance(name: str, what: str) -> serializers.Serializer:
     )
 
 
+def _stored(name: str, what: str) -> serializers.Serializer:
+    return inline_serializer(
+        name,
+        {
+            "count": serializers.IntegerField(help_text=f"How many {what}."),
+            "characters": serializers.IntegerField(help_text="Their characters."),
+            "tokens": serializers.IntegerField(help_text="Their estimated tokens (ceil(characters / 4) each)."),
+        },
+        help_text=f"The {what} stored.",
+    )
+
+
 class UsageView(APIView):
     @extend_schema(
         operation_id="usage",
         summary="What the account stores, next to its quota",
         description=(
-            "Memories, characters of raw content and estimated tokens (ceil(characters / 4) per memory), "
-            "each with the quota's limit (null: unlimited). Writes over a limit are refused with 403 "
-            "`quota_exceeded`."
+            "Memories and notes together, characters and estimated tokens (ceil(characters / 4) per text), "
+            "each with the quota's limit (null: unlimited). Every stored text counts: memories, the earlier "
+            "versions edits keep, compressed forms and notes; `stored` breaks them down. Writes over a limit "
+            "are refused with 403 `quota_exceeded`."
         ),
         responses={
             200: inline_serializer(
                 "UsageOut",
                 {
-                    "memories": _allowance("MemoriesAllowance", "Memories"),
-                    "characters": _allowance("CharactersAllowance", "Characters of raw content"),
-                    "tokens": _allowance("TokensAllowance", "Estimated tokens"),
+                    "memories": _allowance("MemoriesAllowance", "Memories and notes together"),
+                    "characters": _allowance("CharactersAllowance", "Characters of every stored text"),
+                    "tokens": _allowance("TokensAllowance", "Estimated tokens of every stored text"),
+                    "stored": inline_serializer(
+                        "StoredOut",
+                        {
+                            "memories": _stored("StoredMemories", "memories"),
+                            "revisions": _stored("StoredRevisions", "earlier versions kept of memories"),
+                            "compressed": _stored("StoredCompressed", "compressed forms of memories"),
+                            "notes": _stored("StoredNotes", "notes"),
+                        },
+                    ),
                 },
             ),
             **ANY_REQUEST_ERRORS,

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memories.json_input import JsonInputError, load_json
+from gnosem.json_input import JsonInputError, load_json
 
 LEGACY_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS = ("2026-07-28",)

@@ -13,7 +13,7 @@ from memories.counting import GROUPINGS
 from memories.graph_explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT
 from memories.graph_explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
 from memories.models import MAX_CONTENT_CHARS, MAX_ENTITY_NAME_CHARS, MAX_NOTE_TITLE_CHARS, MAX_TAGS
-from memories.notes import DEFAULT_NOTE_LIST_LIMIT, MAX_NOTE_LIST_LIMIT
+from memories.notes import DEFAULT_NOTE_LIST_LIMIT, MAX_NOTE_LIST_LIMIT, NOTE_START_SCHEMA
 from memories.presenters import DUPLICATE_PROPERTY, MEMORY_PROPERTIES
 from memories.search.notes import KINDS as SEARCH_KINDS
 from memories.validation import (
@@ -215,6 +215,11 @@ EXPLORE_GRAPH_INPUT = _object(
                 "file path or host named in the memories (case, plurals and common aliases do not matter)."
             ),
         },
+        "entity_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "Start instead from the entity with this id (each entity explore_graph returns has one).",
+        },
         "query": {
             **QUERY_SCHEMA,
             "description": "Start instead from the entities of the memories best matching this query.",
@@ -287,9 +292,7 @@ NOTE_GET_INPUT = _object(
     {
         "id": _NOTE_ID,
         "start": {
-            "type": "integer",
-            "minimum": 0,
-            "default": 0,
+            **NOTE_START_SCHEMA,
             "description": "Read from this character on (a search passage's `start`, or a previous `next_start`).",
         },
         "max_tokens": {

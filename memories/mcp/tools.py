@@ -172,6 +172,7 @@ def _explore_graph(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     view = graph_explore(
         owner=caller.owner,
         entity=arguments.get("entity"),
+        entity_id=arguments.get("entity_id"),
         query=arguments.get("query"),
         depth=arguments.get("depth"),
         limit=arguments.get("limit"),
@@ -189,9 +190,7 @@ def _note_write(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _note_get(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     note = notes.note_get(owner=caller.owner, public_id=arguments["id"])
-    start = arguments.get("start", 0)
-    if start > len(note.content):
-        raise MemoryValidationError("start", f"is past the note's end ({len(note.content):,} characters).")
+    start = notes.clean_note_start(arguments.get("start"), note=note)
     return note_read_to_dict(note, start=start, max_tokens=clean_max_tokens(arguments.get("max_tokens")))
 
 

@@ -36,8 +36,8 @@ def test_creating_and_revoking_a_token_on_the_tokens_page_is_logged(owner_client
     created = only_event(owner, ActivityAction.TOKEN_CREATED)
     assert created.detail == {"via": "web", "name": "laptop", "prefix": token.prefix, "scope": "read"}
     assert created.ip == "192.0.2.44" and created.token is None
-    owner_client.post(reverse("token_revoke", args=[token.pk]))
-    owner_client.post(reverse("token_revoke", args=[token.pk]))  # already revoked: not logged again
+    owner_client.post(reverse("token_revoke", args=[token.public_id]))
+    owner_client.post(reverse("token_revoke", args=[token.public_id]))  # already revoked: not logged again
     assert only_event(owner, ActivityAction.TOKEN_REVOKED).detail["prefix"] == token.prefix
 
 

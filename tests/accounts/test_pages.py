@@ -1,5 +1,8 @@
 """The tokens and connect pages: create (shown once), list, revoke; client snippets."""
 
+import re
+import uuid
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -35,7 +38,7 @@ def test_a_nameless_token_is_refused_with_a_reason(owner_client):
 
 def test_revoking_a_token_stops_it_at_once(owner_client, owner):
     issued = token_create(owner=owner, name="old", scope="write")
-    response = owner_client.post(reverse("token_revoke", args=[issued.token.pk]))
+    response = owner_client.post(reverse("token_revoke", args=[issued.token.public_id]))
     assert response.status_code == 302
     assert token_authenticate(issued.secret) is None
     assert "revoked" in owner_client.get(reverse("tokens")).content.decode()
@@ -45,16 +48,32 @@ def test_a_stranger_can_neither_see_nor_revoke_the_owners_tokens(stranger_client
     issued = token_create(owner=owner, name="owner laptop", scope="write")
     page = stranger_client.get(reverse("tokens")).content.decode()
     assert "owner laptop" not in page and issued.token.prefix not in page
-    assert stranger_client.post(reverse("token_revoke", args=[issued.token.pk])).status_code == 404
+    assert stranger_client.post(reverse("token_revoke", args=[issued.token.public_id])).status_code == 404
     assert token_authenticate(issued.secret) is not None
+
+
+def test_tokens_are_revoked_by_random_ids_that_count_nobody_elses_tokens(owner_client, owner, stranger):
+    for i in range(3):
+        for user in (owner, stranger):
+            token_create(owner=user, name=f"laptop {i}", scope="write")
+
+    page = owner_client.get(reverse("tokens")).content.decode()
+
+    revoked_by = re.findall(r'action="/tokens/([^/"]+)/revoke"', page)
+    owners = ApiToken.objects.filter(owner=owner)
+    assert sorted(revoked_by) == sorted(str(token.public_id) for token in owners)
+    assert all(uuid.UUID(public_id).version == 4 for public_id in revoked_by)
+    token = owners.first()
+    assert owner_client.post(f"/tokens/{token.pk}/revoke").status_code == 404
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is None
 
 
 def test_revoking_needs_a_post_with_the_csrf_token(owner):
     issued = token_create(owner=owner, name="kept", scope="write")
     client = Client(enforce_csrf_checks=True)
     client.force_login(owner)
-    assert client.get(reverse("token_revoke", args=[issued.token.pk])).status_code == 405
-    assert client.post(reverse("token_revoke", args=[issued.token.pk])).status_code == 403
+    assert client.get(reverse("token_revoke", args=[issued.token.public_id])).status_code == 405
+    assert client.post(reverse("token_revoke", args=[issued.token.public_id])).status_code == 403
     assert token_authenticate(issued.secret) is not None
 
 

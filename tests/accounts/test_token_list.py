@@ -17,8 +17,8 @@ def names(owner, stranger) -> list[str]:
         name: token_create(owner=owner, name=name, scope="write").token
         for name in ("oldest", "revoked first", "active", "revoked last", "newest")
     }
-    token_revoke(owner=owner, token_id=created["revoked first"].pk)
-    token_revoke(owner=owner, token_id=created["revoked last"].pk)
+    token_revoke(owner=owner, public_id=created["revoked first"].public_id)
+    token_revoke(owner=owner, public_id=created["revoked last"].public_id)
     token_create(owner=stranger, name="stranger's", scope="write")
     return ["newest", "active", "oldest", "revoked last", "revoked first"]
 

@@ -1,5 +1,6 @@
 import hashlib
 import re
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -66,7 +67,7 @@ def test_a_wrong_token_with_the_same_prefix_is_rejected(owner):
 
 def test_a_revoked_token_is_rejected(owner):
     issued = token_create(owner=owner, name="laptop", scope="write")
-    token_revoke(owner=owner, token_id=issued.token.pk)
+    token_revoke(owner=owner, public_id=issued.token.public_id)
     assert token_authenticate(issued.secret) is None
 
 
@@ -130,22 +131,22 @@ def test_last_used_is_refreshed_after_a_minute(owner):
 
 def test_revoking_keeps_the_first_revocation_time(owner):
     issued = token_create(owner=owner, name="laptop", scope="write")
-    first = token_revoke(owner=owner, token_id=issued.token.pk).revoked_at
-    second = token_revoke(owner=owner, token_id=issued.token.pk).revoked_at
+    first = token_revoke(owner=owner, public_id=issued.token.public_id).revoked_at
+    second = token_revoke(owner=owner, public_id=issued.token.public_id).revoked_at
     assert first is not None and second == first
 
 
 def test_revoking_another_users_token_is_not_found_and_changes_nothing(owner, stranger):
     issued = token_create(owner=owner, name="laptop", scope="write")
     with pytest.raises(NotFound):
-        token_revoke(owner=stranger, token_id=issued.token.pk)
+        token_revoke(owner=stranger, public_id=issued.token.public_id)
     assert ApiToken.objects.get(pk=issued.token.pk).revoked_at is None
     assert token_authenticate(issued.secret) is not None
 
 
 def test_revoking_an_unknown_token_is_not_found(owner):
     with pytest.raises(NotFound):
-        token_revoke(owner=owner, token_id=987654321)
+        token_revoke(owner=owner, public_id=uuid.uuid4())
 
 
 @pytest.mark.parametrize(

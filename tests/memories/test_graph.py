@@ -2,6 +2,8 @@
 through the service, MCP and REST; graph expansion in search; the rebuild command; and a stranger
 seeing none of it."""
 
+import re
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -150,8 +152,14 @@ def test_a_stranger_sees_none_of_the_owners_graph(owner, stranger, atlas, index,
     headers = {"HTTP_AUTHORIZATION": f"Bearer {stranger_token}"}
     assert client.get(reverse("api-graph"), {"entity": "Atlas"}, **headers).status_code == 404
     owners_entity = Entity.objects.get(owner=owner, key="atlas")
+    unknown = uuid.uuid4()
+    theirs = mcp_as(stranger_token).fails("explore_graph", {"entity_id": str(owners_entity.public_id)})
+    nobodys = mcp_as(stranger_token).fails("explore_graph", {"entity_id": str(unknown)})
+    assert theirs == nobodys.replace(str(unknown), str(owners_entity.public_id))
+    by_id = client.get(reverse("api-graph"), {"entity_id": str(owners_entity.public_id)}, **headers)
+    assert by_id.status_code == 404 and "No entity with id" in by_id.json()["error"]["message"]
     client.force_login(stranger)
-    assert client.get(reverse("entity_detail", args=[owners_entity.pk])).status_code == 404
+    assert client.get(reverse("entity_detail", args=[owners_entity.public_id])).status_code == 404
     assert "Atlas" not in client.get(reverse("entities")).content.decode()
 
 
@@ -196,13 +204,13 @@ def test_entity_pages_list_draw_and_escape(owner, owner_client, index):
     assert listing.status_code == 200 and "@mallory" in listing.content.decode()
     entity = Entity.objects.get(owner=owner, key="@mallory")
 
-    page = owner_client.get(reverse("entity_detail", args=[entity.pk]))
+    page = owner_client.get(reverse("entity_detail", args=[entity.public_id]))
 
     html = page.content.decode()
     assert page.status_code == 200
     assert '<svg id="neighbourhood"' in html and "Priya Raman" in html
     assert "<script>alert(1)</script>" not in html
-    assert owner_client.get(reverse("entity_detail", args=[10**9])).status_code == 404
+    assert owner_client.get(reverse("entity_detail", args=[uuid.uuid4()])).status_code == 404
     assert owner_client.get(reverse("entities"), {"kind": "bogus", "q": "x" * 5000}).status_code == 200
 
 
@@ -226,3 +234,52 @@ def test_deleting_an_account_takes_its_graph_with_it(owner, stranger, atlas, ind
 
     assert not Entity.objects.filter(owner_id=owner.pk).exists()
     assert EntityMention.objects.filter(entity__owner=stranger).exists()
+
+
+ENTITY_PAGE = re.compile(r'href="/entities/([^/"]+)/"')
+
+
+def test_the_ids_of_a_users_entities_say_nothing_about_other_users_writes(owner, stranger, index, client):
+    """Two users whose new entities are created interleaved: each sees only random ids, so the
+    gaps between them cannot count the other's writes."""
+    for i in range(4):
+        for user in (owner, stranger):
+            index(services.memory_write(owner=user, content=f"Priya Raman reviewed ERR-{4310 + i} in /srv/app{i}."))
+    client.force_login(owner)
+
+    listed = ENTITY_PAGE.findall(client.get(reverse("entities")).content.decode())
+
+    owners = {str(public_id) for public_id in Entity.objects.filter(owner=owner).values_list("public_id", flat=True)}
+    assert len(listed) >= 8 and set(listed) == owners
+    assert all(uuid.UUID(public_id).version == 4 for public_id in listed)  # random, not row numbers
+    linked = set(ENTITY_PAGE.findall(client.get(reverse("entity_detail", args=[listed[0]])).content.decode()))
+    assert len(linked) > 1 and linked <= owners  # the drawing's and the list's links
+
+
+def test_an_entity_page_is_not_addressed_by_its_row_number(owner, owner_client, atlas):
+    entity = Entity.objects.get(owner=owner, key="atlas")
+
+    assert owner_client.get(f"/entities/{entity.pk}/").status_code == 404
+    assert owner_client.get(f"/entities/{entity.public_id}/").status_code == 200
+
+
+def test_explore_by_entity_id_over_mcp_and_rest(owner, atlas, mcp, client, owner_token):
+    named = mcp.ok("explore_graph", {"entity": "Priya Raman"})
+    ids = {entity["name"]: entity["id"] for entity in named["entities"]}
+    atlas_id = next(entity_id for name, entity_id in ids.items() if name.casefold() == "atlas")
+    assert str(Entity.objects.get(owner=owner, key="atlas").public_id) == atlas_id
+
+    result = mcp.ok("explore_graph", {"entity_id": atlas_id})
+    assert result["entry"][0].casefold() == "atlas"
+    assert {entity["id"] for entity in result["entities"]} >= {atlas_id, ids["Priya Raman"]}
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {owner_token}"}
+    answer = client.get(reverse("api-graph"), {"entity_id": atlas_id}, **headers)
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["entry"] == result["entry"]
+
+    assert "entity_id" in mcp.fails("explore_graph", {"entity_id": "17"})
+    assert "either" in mcp.fails("explore_graph", {"entity_id": atlas_id, "entity": "Atlas"})
+    bad = client.get(reverse("api-graph"), {"entity_id": "17"}, **headers)
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "entity_id"
+    unknown = mcp.fails("explore_graph", {"entity_id": str(uuid.uuid4())})
+    assert "No entity with id" in unknown and "by name or query" in unknown

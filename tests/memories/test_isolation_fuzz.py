@@ -1,15 +1,14 @@
 """Isolation fuzzing: two users with interleaved, near-identical memories, and random operations
-by each of them with the other's ids, cursors and contents, checked after every step against a
-plain model of what each user should have and see.
+by each of them with the other's ids (of memories and entities), cursors and contents, checked
+after every step against a plain model of what each user should have and see.
 
 The users write the same kind of text, seconds apart, under the same client name: were owners ever
 mixed up, one user's memory would be read in the context of the other's, show up in the other's
-list, search or export, or be changed, deleted or probed through the other's import. Operations go
-through the services, the REST API, MCP and the pages alike. Each example runs inside a savepoint
-rolled back at its end, so every example starts from the same embedded seed.
+list, search, export or graph, or be changed, deleted or probed through the other's import.
+Operations go through the services, the REST API, MCP and the pages alike. Each example runs
+inside a savepoint rolled back at its end, so every example starts from the same embedded seed.
 """
 
-import base64
 import json
 import re
 import uuid
@@ -29,7 +28,8 @@ from hypothesis import strategies as st
 
 from gnosem.errors import NotFound, ValidationError
 from memories import selectors, services, transfer
-from memories.models import Chunk, IndexingStatus, Memory, OwnerCorpusStatistic
+from memories.graph_explore import graph_explore
+from memories.models import Chunk, Entity, EntityMention, IndexingStatus, Memory, OwnerCorpusStatistic
 from memories.search.pipeline import search_hybrid
 from memories.selectors import MemoryFilters
 from memories.sequences import embedding_pieces
@@ -43,7 +43,7 @@ MAX_STEPS = 25
 SECRET = re.compile(r"\b(?:tulip|maple)-\d+\b")
 VIAS = ("service", "rest", "mcp")
 FILE_VIAS = ("service", "rest", "page")  # export and import: the page instead of MCP, which has neither
-OPERATIONS = ("get", "update", "delete", "write", "search", "list", "list_all", "export", "import")
+OPERATIONS = ("get", "update", "delete", "write", "search", "list", "list_all", "export", "import", "explore")
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,8 @@ class Actor:
 
 
 Model = dict[str, dict[uuid.UUID, Held]]
+# The cursors handed out, with the position each stands for (cursors are sealed: only the model knows).
+Cursors = dict[str, tuple[datetime, int]]
 
 
 class Leak(AssertionError):
@@ -104,9 +106,11 @@ def newest_first(items: dict[uuid.UUID, Held]) -> list[tuple[uuid.UUID, Held]]:
     return sorted(items.items(), key=lambda item: (item[1].created_at, item[1].pk), reverse=True)
 
 
-def cursor_position(cursor: str) -> tuple[datetime, int]:
-    created_at, pk = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    return datetime.fromisoformat(created_at), pk
+def remember_cursor(cursors: Cursors, cursor: str | None, mine: dict[uuid.UUID, Held], page: list) -> None:
+    """A page's next cursor stands for the position of its last memory."""
+    if cursor:
+        last = mine[page[-1][0]]
+        cursors[cursor] = (last.created_at, last.pk)
 
 
 # --- the operations, through each interface ----------------------------------------------------
@@ -232,6 +236,31 @@ def do_list(
     return [(uuid.UUID(item["id"]), item["content"]) for item in body["memories"]], body["next_cursor"]
 
 
+def do_explore(actor: Actor, entity_id: uuid.UUID, via: str, version: str) -> tuple[set[str], set[str]] | None:
+    """The entity ids and memory ids explore_graph shows from this entity id; None when not found."""
+    if via == "service":
+        try:
+            view = graph_explore(owner=actor.user, entity_id=entity_id)
+        except NotFound:
+            return None
+        memories = {m.public_id for m in view.memories} | {pid for edge in view.edges for pid in edge.memory_ids}
+        return {str(node.entity.public_id) for node in view.nodes}, {str(pid) for pid in memories}
+    if via == "rest":
+        response = actor.api.get(reverse("api-graph"), {"entity_id": str(entity_id)}, headers=actor.auth)
+        expect(response.status_code in (200, 404), f"REST explore answered {response.status_code}")
+        if response.status_code == 404:
+            return None
+        body = response.json()
+    else:
+        result = actor.mcp(version).call("explore_graph", {"entity_id": str(entity_id)})
+        if result["isError"]:
+            expect("No entity with id" in result["content"][0]["text"], f"MCP explore failed: {result}")
+            return None
+        body = result["structuredContent"]
+    memories = {m["id"] for m in body["memories"]} | {pid for edge in body["edges"] for pid in edge["memory_ids"]}
+    return {entity["id"] for entity in body["entities"]}, memories
+
+
 def do_export(actor: Actor, via: str) -> dict:
     if via == "service":
         return json.loads("".join(transfer.export_chunks(actor.user)))
@@ -337,7 +366,7 @@ def test_random_operations_by_two_users_never_cross_users(actors, django_capture
     @given(data=st.data())
     def run(data: st.DataObject) -> None:
         model = {name: dict(memories) for name, memories in seed.items()}
-        cursors: list[str] = []
+        cursors: Cursors = {}
         savepoint = transaction.savepoint()
         try:
             for _ in range(data.draw(st.integers(min_value=1, max_value=MAX_STEPS), label="steps")):
@@ -378,7 +407,7 @@ def step(
     via: str,
     version: str,
     model: Model,
-    cursors: list[str],
+    cursors: Cursors,
     serial,
 ) -> None:
     """One operation by `actor`, checked against the model, which it then updates."""
@@ -430,20 +459,17 @@ def step(
         results, next_cursor = do_list(actor, limit, cursor, tag, via, version)
         candidates = [(pid, h) for pid, h in newest_first(mine) if matching(h, tag, None)]
         if cursor:
-            position = cursor_position(cursor)
-            candidates = [(pid, h) for pid, h in candidates if (h.created_at, h.pk) < position]
+            candidates = [(pid, h) for pid, h in candidates if (h.created_at, h.pk) < cursors[cursor]]
         expect(results == [(pid, h.content) for pid, h in candidates[:limit]], f"list (cursor {cursor})")
-        if next_cursor:
-            cursors.append(next_cursor)
+        remember_cursor(cursors, next_cursor, mine, results)
 
     elif operation == "list_all":
         seen, cursor = [], None
         for _ in range(len(mine) + 2):
             results, cursor = do_list(actor, 3, cursor, None, via, version)
             seen.extend(results)
-            if cursor:
-                cursors.append(cursor)
-            else:
+            remember_cursor(cursors, cursor, mine, results)
+            if not cursor:
                 break
         expect(seen == [(pid, h.content) for pid, h in newest_first(mine)], "paging through the whole list")
 
@@ -454,6 +480,20 @@ def step(
 
     elif operation == "import":
         do_import_step(data, actor, other, via, model, serial)
+
+    elif operation == "explore":
+        entities = {user: Entity.objects.filter(owner=user).order_by("key") for user in (actor.user, other.user)}
+        pool = [*(e.public_id for e in entities[actor.user]), *(e.public_id for e in entities[other.user])]
+        entity_id = data.draw(st.sampled_from([*pool, uuid.uuid4()]), label="entity id")
+        seen = do_explore(actor, entity_id, via, version)
+        mentioned = EntityMention.objects.filter(
+            entity__owner=actor.user, entity__public_id=entity_id, memory__superseded_by__isnull=True
+        )
+        expect((seen is not None) == mentioned.exists(), f"explore {entity_id}")
+        if seen is not None:
+            entity_ids, memory_ids = seen
+            own = {str(e.public_id) for e in entities[actor.user]}
+            expect(entity_ids <= own and memory_ids <= {str(pid) for pid in mine}, "explore showed the other's")
 
 
 def do_import_step(data: st.DataObject, actor: Actor, other: Actor, via: str, model: Model, serial) -> None:

@@ -1,10 +1,17 @@
 """Uploaded note files read as a title and text (memories.note_files), and notes' Markdown rendered
-as safe HTML (memories.markdown). No database: plain functions over bytes and strings. The PDFs are
-built here with pypdf, one Helvetica text line per `Tj`."""
+as safe HTML (memories.markdown). No database: plain functions over bytes and strings, and the
+process a PDF is read in. The PDFs are built here: with pypdf, one Helvetica text line per `Tj`;
+the hostile ones object by object."""
 
+import functools
 import io
-from collections.abc import Iterator
+import sys
+import threading
+import time
+import zlib
+from collections.abc import Callable
 
+import psutil
 import pytest
 from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
@@ -15,6 +22,10 @@ from memories.markdown import render_markdown
 from memories.note_files import NoteText, note_from_upload
 
 LIMIT = 1_000_000
+TOO_LONG = (
+    "takes too long to read; save it again from its program (or print it to a new PDF) and upload that, or paste "
+    "the text"
+)
 
 
 def pdf(
@@ -50,6 +61,64 @@ def pdf(
 
 def _pdf_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def raw_pdf(*objects: bytes) -> bytes:
+    """A PDF of these objects, numbered from 1 (the first is the catalog), with its cross-reference table."""
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%b\nendobj\n" % (number, body)
+    table = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, table)
+    return bytes(out)
+
+
+def deflated_stream(packed: bytes, entries: bytes = b"") -> bytes:
+    return b"<< /Length %d /Filter /FlateDecode %b >>\nstream\n%b\nendstream" % (len(packed), entries, packed)
+
+
+FONTS = b"/Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >>"
+HELVETICA = b"<< %b >>" % FONTS  # resources: the font, no forms
+
+
+def pdf_showing_a_form(times: int = 100, operators: int = 100_000) -> bytes:
+    """One page that shows one form XObject `times` times, the form holding `operators` empty
+    text-show operators: under 2 KB that pypdf reads for minutes, parsing the form at each showing."""
+    return raw_pdf(
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << %b /XObject << /X 5 0 R >> >> >>" % FONTS,
+        deflated_stream(zlib.compress(b"BT () Tj ET " + b"/X Do " * times, 9)),
+        deflated_stream(
+            zlib.compress(b"BT /F1 12 Tf " + b"() Tj " * operators + b"ET", 9),
+            b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources " + HELVETICA,
+        ),
+    )
+
+
+@functools.cache
+def _deflated_spaces(count: int) -> bytes:
+    return zlib.compress(b" " * count, 9)
+
+
+def pdf_of_inflating_pages(pages: int, inflated_bytes: int = 70_000_000) -> bytes:
+    """Pages whose content streams are `inflated_bytes` of spaces each, deflated to about a
+    thousandth: pypdf keeps every page's inflated stream while it reads the file, so memory grows
+    by `inflated_bytes` a page."""
+    kids = b" ".join(b"%d 0 R" % (3 + 2 * index) for index in range(pages))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [%b] /Count %d >>" % (kids, pages)]
+    for index in range(pages):
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources %b /Contents %d 0 R >>"
+            % (HELVETICA, 4 + 2 * index)
+        )
+        objects.append(deflated_stream(_deflated_spaces(inflated_bytes)))
+    return raw_pdf(*objects)
 
 
 def refusal(name: str, data: bytes, max_bytes: int = LIMIT) -> str:
@@ -221,18 +290,8 @@ def test_a_damaged_pdf_is_refused_as_unreadable(data: bytes) -> None:
     assert "could not be read as a PDF (" in refusal("broken.pdf", data)
 
 
-@pytest.mark.parametrize("error", [RuntimeError("boom"), RecursionError(), KeyError("/Kids"), MemoryError()])
-def test_no_error_but_a_validation_error_escapes_from_pypdf(monkeypatch, error: Exception) -> None:
-    def failing_reader(*args, **kwargs):
-        raise error
-
-    monkeypatch.setattr(note_files, "PdfReader", failing_reader)
-
-    assert f"could not be read as a PDF ({type(error).__name__}" in refusal("odd.pdf", pdf(["Hello notes"]))
-
-
-def test_a_pdf_over_ten_times_the_limit_is_refused_before_it_is_parsed(monkeypatch) -> None:
-    monkeypatch.setattr(note_files, "PdfReader", lambda *args, **kwargs: pytest.fail("parsed"))
+def test_a_pdf_over_ten_times_the_limit_is_refused_before_it_is_read(monkeypatch) -> None:
+    monkeypatch.setattr(note_files, "PDF_READER", [sys.executable, "-c", "raise SystemExit('read')"])
 
     message = refusal("huge.pdf", b"%PDF-1.7\n" + b"0" * 10_000, max_bytes=1_000)
 
@@ -251,26 +310,136 @@ def test_a_pdf_with_too_many_pages_is_refused(monkeypatch) -> None:
     assert "has 3 pages, more than 2" in refusal("long.pdf", pdf(["one"], ["two"], ["three"]))
 
 
-class SlowClock:
-    """Stands in for the time module: each reading is twenty seconds after the last."""
+def test_a_pdf_of_three_hundred_pages_is_read_whole() -> None:
+    pages = [
+        [f"Page {number}", "The quarterly report shows revenue growth across regions. " * 10] for number in range(300)
+    ]
 
-    def __init__(self) -> None:
-        self._ticks: Iterator[float] = iter(range(0, 10_000, 20))
+    note = note_from_upload("report.pdf", pdf(*pages), max_bytes=LIMIT)
 
-    def monotonic(self) -> float:
-        return float(next(self._ticks))
-
-
-def test_a_pdf_that_takes_too_long_to_read_is_refused_between_pages(monkeypatch) -> None:
-    monkeypatch.setattr(note_files, "time", SlowClock())
-
-    assert "takes too long to read" in refusal("slow.pdf", pdf(["one"], ["two"]))
+    assert note.content.count("The quarterly report") == 3_000
+    assert note.content.endswith(
+        "Page 299\n"
+        + "The quarterly report shows revenue growth across regions. " * 9
+        + "The quarterly report shows revenue growth across regions."
+    )
 
 
-def test_a_pdf_read_within_the_time_allowed_is_accepted(monkeypatch) -> None:
-    monkeypatch.setattr(note_files, "time", SlowClock())
+# PDFs made to exhaust the reader.
 
-    assert note_from_upload("quick.pdf", pdf(["one"]), max_bytes=LIMIT).content == "one"
+
+def timed(read: Callable[[], str]) -> tuple[str, float]:
+    started = time.monotonic()
+    message = read()
+    return message, time.monotonic() - started
+
+
+def test_a_pdf_that_shows_a_form_over_and_over_is_refused_at_the_time_limit(monkeypatch) -> None:
+    monkeypatch.setattr(note_files, "MAX_PDF_EXTRACTION_SECONDS", 2.0)
+
+    message, seconds = timed(lambda: refusal("forms.pdf", pdf_showing_a_form()))
+
+    assert message == f"forms.pdf {TOO_LONG}"
+    assert seconds < 20  # reading it whole takes minutes
+
+
+def test_the_crafted_pdf_is_refused_within_the_time_limit_as_shipped() -> None:
+    message, seconds = timed(lambda: refusal("forms.pdf", pdf_showing_a_form()))
+
+    assert message == f"forms.pdf {TOO_LONG}"
+    assert seconds < note_files.MAX_PDF_EXTRACTION_SECONDS + 15
+
+
+def test_a_pdf_that_inflates_past_the_memory_limit_is_refused() -> None:
+    pages = note_files.MAX_PDF_MEMORY_BYTES // 70_000_000 + 2  # each page keeps 70 MB once read
+
+    message = refusal("bomb.pdf", pdf_of_inflating_pages(pages))
+
+    assert message == (
+        "bomb.pdf needs too much memory to read; save it again from its program (or print it to a new PDF) and "
+        "upload that, or paste the text"
+    )
+
+
+def reader_processes() -> list[psutil.Process]:
+    return [child for child in psutil.Process().children() if "memories.pdf_extraction" in child.cmdline()]
+
+
+def read_in_background(name: str, data: bytes) -> tuple[threading.Thread, dict[str, str]]:
+    """Start reading the upload on another thread; its refusal's message lands in the dict."""
+    outcome: dict[str, str] = {}
+    thread = threading.Thread(target=lambda: outcome.update(message=refusal(name, data)))
+    thread.start()
+    return thread, outcome
+
+
+def wait_for_readers(count: int) -> list[psutil.Process]:
+    deadline = time.monotonic() + 30
+    while len(readers := reader_processes()) < count:
+        assert time.monotonic() < deadline, f"{len(readers)} reading processes after 30 s"
+        time.sleep(0.05)
+    return readers
+
+
+def test_a_pdf_is_read_in_a_limited_process_that_is_gone_after_its_time(monkeypatch) -> None:
+    monkeypatch.setattr(note_files, "MAX_PDF_EXTRACTION_SECONDS", 3.0)
+    thread, outcome = read_in_background("forms.pdf", pdf_showing_a_form())
+
+    (reader,) = wait_for_readers(1)
+    deadline = time.monotonic() + 2
+    while reader.nice() < note_files.PDF_READER_NICENESS and time.monotonic() < deadline:
+        time.sleep(0.01)  # it lowers its priority last, after its limits, before it reads the PDF
+    limits = (reader.rlimit(psutil.RLIMIT_AS), reader.rlimit(psutil.RLIMIT_CPU), reader.nice())
+    thread.join()
+
+    niceness = max(note_files.PDF_READER_NICENESS, psutil.Process().nice())
+    assert limits == ((note_files.MAX_PDF_MEMORY_BYTES,) * 2, (4, 5), niceness)
+    assert outcome["message"] == f"forms.pdf {TOO_LONG}"
+    assert not psutil.pid_exists(reader.pid)  # killed and reaped, not left as a zombie
+
+
+def test_a_pdf_is_refused_while_the_process_reads_as_many_as_it_may(monkeypatch) -> None:
+    monkeypatch.setattr(note_files, "MAX_PDF_EXTRACTION_SECONDS", 5.0)
+    monkeypatch.setattr(note_files, "_pdf_readers", threading.BoundedSemaphore(2))
+    reading = [read_in_background("forms.pdf", pdf_showing_a_form()) for _ in range(2)]
+    wait_for_readers(2)
+
+    message = refusal("report.pdf", pdf(["Quarterly report"]))
+    for thread, _ in reading:
+        thread.join()
+
+    assert message == (
+        "report.pdf could not be read now: the server is reading other PDFs; upload it again in a minute"
+    )
+    assert [outcome["message"] for _, outcome in reading] == [f"forms.pdf {TOO_LONG}"] * 2
+    assert note_from_upload("report.pdf", pdf(["Quarterly report"]), max_bytes=LIMIT).content == "Quarterly report"
+
+
+@pytest.mark.parametrize(
+    ("program", "shown"),
+    [
+        ("print('not JSON')", "could not be read as a PDF (its reader answered nonsense)"),
+        ("print('[1, 2]')", "could not be read as a PDF (its reader answered nonsense)"),
+        ('print(\'{"refused": "bored"}\')', "could not be read as a PDF (its reader answered nonsense)"),
+        ("raise MemoryError", "could not be read as a PDF (its reader failed)"),
+        (
+            "import os, resource; resource.setrlimit(resource.RLIMIT_CORE, (0, 0)); os.abort()",
+            "could not be read as a PDF (its reader failed)",
+        ),
+        (
+            "import os, resource, signal; resource.setrlimit(resource.RLIMIT_CORE, (0, 0)); "
+            "os.kill(os.getpid(), signal.SIGXCPU)",
+            TOO_LONG,
+        ),
+        ("import time; time.sleep(60)", TOO_LONG),
+    ],
+    ids=["garbage", "not-an-answer", "unknown-refusal", "exit-status", "signal", "cpu-limit", "hangs"],
+)
+def test_every_way_the_reading_process_fails_is_a_clear_refusal(monkeypatch, program: str, shown: str) -> None:
+    monkeypatch.setattr(note_files, "PDF_READER", [sys.executable, "-c", program])
+    monkeypatch.setattr(note_files, "MAX_PDF_EXTRACTION_SECONDS", 2.0)
+
+    assert refusal("odd.pdf", pdf(["Hello notes"])).startswith(f"odd.pdf {shown}")
 
 
 # Markdown rendered.

@@ -1,17 +1,21 @@
 """The notes pages: list, search, write, upload, read, edit and delete, for the owner only."""
 
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import requests
+from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http.multipartparser import MultiPartParser
 from django.test import Client
 from django.urls import reverse
 
 from gnosem.env import Rate
-from memories import notes
+from memories import note_files, notes
 from memories.models import IndexingStatus, Note
-from tests.memories.test_note_files import pdf
+from tests.memories.test_note_files import TOO_LONG, pdf, pdf_showing_a_form
 
 RUNBOOK = """# Database failover runbook
 
@@ -252,6 +256,57 @@ def test_a_bad_upload_is_refused_with_what_to_do_and_saves_nothing(owner_client,
 
     assert shown in page and 'role="alert"' in page
     assert f'value="{tags}"' in page  # the tags typed are kept
+    assert not Note.objects.filter(owner=owner).exists()
+
+
+def test_a_pdf_made_to_be_read_for_hours_is_refused_within_the_time_limit(owner_client, owner, monkeypatch):
+    monkeypatch.setattr(note_files, "MAX_PDF_EXTRACTION_SECONDS", 2.0)
+    started = time.monotonic()
+
+    page = page_of(upload(owner_client, "forms.pdf", pdf_showing_a_form()), status=400)
+
+    assert time.monotonic() - started < 20  # read whole, it takes minutes
+    assert f"forms.pdf {TOO_LONG}" in page
+    assert not Note.objects.filter(owner=owner).exists()
+
+
+def test_the_server_keeps_answering_while_hostile_pdfs_are_uploaded_at_once(live_server, owner, monkeypatch):
+    monkeypatch.setattr(note_files, "MAX_PDF_EXTRACTION_SECONDS", 5.0)
+    browser = Client()
+    browser.force_login(owner)
+    cookies = {django_settings.SESSION_COOKIE_NAME: browser.cookies[django_settings.SESSION_COOKIE_NAME].value}
+    csrf = requests.get(f"{live_server.url}{reverse('notes')}", cookies=cookies, timeout=30).cookies["csrftoken"]
+    cookies["csrftoken"] = csrf
+    data = pdf_showing_a_form()
+
+    def upload_over_http() -> tuple[int, str, float]:
+        started = time.monotonic()
+        response = requests.post(
+            f"{live_server.url}{reverse('note_upload')}",
+            data={"csrfmiddlewaretoken": csrf, "tags": ""},
+            files={"file": ("forms.pdf", data)},
+            cookies=cookies,
+            timeout=120,
+        )
+        return response.status_code, response.text, time.monotonic() - started
+
+    health: list[tuple[int, float]] = []
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        uploads = [pool.submit(upload_over_http) for _ in range(4)]
+        while not all(upload.done() for upload in uploads):
+            started = time.monotonic()
+            status = requests.get(f"{live_server.url}/healthz", timeout=30).status_code
+            health.append((status, time.monotonic() - started))
+            time.sleep(0.2)
+    answers = [upload.result() for upload in uploads]
+
+    busy = "forms.pdf could not be read now: the server is reading other PDFs; upload it again in a minute"
+    assert [status for status, _, _ in answers] == [400] * 4
+    assert sorted(TOO_LONG in text for _, text, _ in answers) == [False, False, True, True]
+    assert sum(busy in text for _, text, _ in answers) == 2  # two are read at once per process
+    assert max(seconds for _, _, seconds in answers) < 5 + 15
+    assert len(health) >= 5 and {status for status, _ in health} == {200}
+    assert max(seconds for _, seconds in health) < 3
     assert not Note.objects.filter(owner=owner).exists()
 
 

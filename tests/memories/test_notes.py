@@ -2,19 +2,24 @@
 passage by passage; found by semantic_search with their best passage; linked into the graph; and
 a stranger seeing none of it."""
 
+import threading
+import time
 from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+import memories.queue
 from gnosem.errors import NotFound, QuotaExceeded, ValidationError
 from memories import notes, vectors
 from memories.graph_explore import graph_explore
 from memories.models import IndexingStatus, Note, NoteChunk, NoteMention, Quota
 from memories.search.notes import note_search, semantic_search
+from tests.memories.mcp.conftest import McpCaller
 
 RUNBOOK = """# Database failover runbook
 
@@ -206,6 +211,26 @@ def test_notes_over_rest(owner, client, owner_token, owner_read_token):
     assert client.delete(reverse("api-note", args=[note_id]), **headers).status_code == 204
 
 
+@pytest.mark.parametrize(
+    ("start", "message"),
+    [
+        (-5, "must be a whole number of characters from 0 on, such as a passage's `start` or a `next_start`."),
+        (len(OFFSITE) + 1, f"is past the note's end ({len(OFFSITE)} characters)."),
+    ],
+)
+def test_a_start_outside_the_note_is_refused_alike_over_mcp_and_rest(owner, owner_token, mcp, client, start, message):
+    note = notes.note_write(owner=owner, title="Offsite", content=OFFSITE)
+
+    over_mcp = mcp.fails("note_get", {"id": str(note.public_id), "start": start})
+    over_rest = client.get(
+        reverse("api-note", args=[note.public_id]), {"start": start}, HTTP_AUTHORIZATION=f"Bearer {owner_token}"
+    )
+
+    assert over_mcp == f"Invalid argument `start`: {message}"
+    assert over_rest.status_code == 400 and over_rest.json()["error"]["message"] == f"start: {message}"
+    assert mcp.ok("note_get", {"id": str(note.public_id), "start": len(OFFSITE)})["content"] == ""
+
+
 def test_listing_notes_reads_no_text(owner, indexed):
     indexed("Failover runbook", RUNBOOK)
 
@@ -233,3 +258,75 @@ def test_the_sweep_queues_again_a_note_left_pending(owner, settings):
     note.refresh_from_db()
     assert note.indexing_queued_at > long_ago
     assert notes.notes_requeue_stale() == [] and fresh.pk != note.pk
+
+
+def lock_waiters() -> int:
+    """How many connections to this database wait for a lock another transaction holds."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0]
+
+
+def delete_through(door: str, token: str, note: Note) -> tuple[int, dict | None]:
+    """Delete the note over REST or MCP as a client would: the HTTP status and the JSON-RPC body."""
+    client = Client(raise_request_exception=False)
+    if door == "rest":
+        response = client.delete(reverse("api-note", args=[note.public_id]), HTTP_AUTHORIZATION=f"Bearer {token}")
+        return response.status_code, None
+    response = McpCaller(client, token).request(
+        "tools/call", {"name": "note_delete", "arguments": {"id": str(note.public_id)}}
+    )
+    return response.status_code, response.json()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("door", ["rest", "mcp"])
+def test_a_note_deleted_while_the_worker_stores_its_passages_is_deleted_with_them(
+    door, owner, owner_token, monkeypatch
+):
+    queued: list[int] = []
+    monkeypatch.setitem(memories.queue.TASKS, "index_note", queued.append)  # indexed below, in a thread
+    note = notes.note_write(owner=owner, title="Failover runbook", content=RUNBOOK, tags=["ops"])
+    assert queued == [note.pk]
+    # The worker pauses inside the transaction that stores the passages (written, not yet committed).
+    storing, resume = threading.Event(), threading.Event()
+    link = notes.notes_link
+
+    def link_when_resumed(note_ids: list[int]) -> int:
+        storing.set()
+        assert resume.wait(120)
+        return link(note_ids)
+
+    monkeypatch.setattr(notes, "notes_link", link_when_resumed)
+    outcomes: dict[str, object] = {}
+
+    def run(name: str, work) -> None:
+        try:
+            outcomes[name] = work()
+        except Exception as exc:
+            outcomes[name] = exc
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=run, args=("indexed", lambda: notes.note_index(note.pk)))
+    deleter = threading.Thread(target=run, args=("deleted", lambda: delete_through(door, owner_token, note)))
+    worker.start()
+    assert storing.wait(120), outcomes
+    deleter.start()
+    deadline = time.monotonic() + 60
+    while lock_waiters() == 0 and deleter.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    resume.set()
+    worker.join(120)
+    deleter.join(120)
+
+    status, body = outcomes["deleted"]
+    assert status == (204 if door == "rest" else 200), outcomes
+    if door == "mcp":
+        assert body.get("result", {}).get("structuredContent") == {"id": str(note.public_id), "deleted": True}, body
+    assert not Note.objects.filter(pk=note.pk).exists()
+    assert not NoteChunk.objects.filter(note_id=note.pk).exists()
+    assert not NoteMention.objects.filter(note_id=note.pk).exists()
+    assert semantic_search(owner=owner, query="promote the standby", kinds=["notes"]) == []

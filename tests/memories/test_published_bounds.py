@@ -6,7 +6,7 @@ import json
 import pytest
 from django.test import Client
 
-from memories import models, validation
+from memories import models, notes, services, validation
 from tests.memories.mcp.conftest import McpCaller
 
 TOP_K = {"type": "integer", "minimum": 1, "maximum": validation.MAX_TOP_K, "default": validation.DEFAULT_TOP_K}
@@ -80,3 +80,41 @@ def test_the_openapi_document_states_the_validation_bounds(document):
         assert bounds(properties["content"]) == CONTENT
         assert bounds(properties["tags"]) == TAGS
         assert bounds(properties["written_by"]) == WRITTEN_BY
+
+
+def just_outside(prop: dict) -> list[tuple[str, float]]:
+    """Each bound a numeric argument states, with the value one step past it (1 for whole numbers)."""
+    step = 1 if prop["type"] == "integer" else 0.001
+    return [
+        (bound, prop[bound] + (step if bound == "maximum" else -step))
+        for bound in ("minimum", "maximum")
+        if bound in prop
+    ]
+
+
+def test_every_numeric_bound_a_tool_states_is_enforced(owner, mcp):
+    memory = services.memory_write(owner=owner, content="The release train leaves on Thursdays.")
+    note = notes.note_write(owner=owner, title="Runbook", content="# Runbook\n\nRestart the worker on Thursdays.")
+    checked = []
+
+    for name, tool in mcp.tools().items():
+        schema = tool["inputSchema"]
+        own_id = str(note.public_id if name.startswith("note_") else memory.public_id)
+        given = {"id": own_id, "query": "release train", "content": "Restart the worker.", "title": "Runbook"}
+        # The required arguments, and a query where a tool takes one (explore_graph needs somewhere to start).
+        base = {
+            key: given[key]
+            for key in schema["properties"]
+            if key in given and (key == "query" or key in schema.get("required", ()))
+        }
+        for argument, prop in schema["properties"].items():
+            if prop["type"] not in {"integer", "number"}:
+                continue
+            for bound, outside in just_outside(prop):
+                refused = mcp.fails(name, {**base, argument: outside})
+                assert refused.startswith(f"Invalid argument `{argument}`: "), (name, outside, refused)
+                at_bound = mcp.call(name, {**base, argument: prop[bound]})
+                assert at_bound["isError"] is False, (name, argument, prop[bound], at_bound)
+                checked.append((name, argument, bound))
+
+    assert {("note_get", "start", "minimum"), ("memory_search", "min_score", "maximum")} <= set(checked)

@@ -108,6 +108,7 @@ def test_filters_apply_across_pages(owner):
         cursor_of(7),
         cursor_of("ab"),
         base64.urlsafe_b64encode(b'["2025-03-01T09:00:00+00:00", 1e400]').decode(),  # pk is infinity
+        cursor_of(["2025-03-01T09:00:00+00:00", 5]),  # well formed, but a client's: not sealed by the server
         base64.urlsafe_b64encode(b"\xff\xfe\x00garbage").decode(),
         12345,
     ],
@@ -135,10 +136,19 @@ def test_memory_get_of_another_owners_memory_is_not_found(owner, stranger):
     assert str(caught.value) == str(unknown.value).replace(str(unknown_id), str(memory.public_id))
 
 
-def test_a_cursor_with_an_out_of_range_id_is_harmless(owner):
-    memory = services.memory_write(owner=owner, content="anything", created_at=START)
-    cursor = cursor_of([START.isoformat(), 10**30])
-    assert memory_list(owner=owner, filters=MemoryFilters(), limit=10, cursor=cursor).memories == [memory]
+def test_a_cursor_holds_no_row_id_that_would_count_other_owners_memories(owner, stranger):
+    for i in range(3):
+        services.memory_write(owner=owner, content=f"mine {i}")
+        services.memory_write(owner=stranger, content=f"theirs {i}")
+
+    cursor = memory_list(owner=owner, filters=MemoryFilters(), limit=1).next_cursor
+
+    with pytest.raises(ValueError):  # sealed: no readable position inside
+        json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    assert [m.content for m in memory_list(owner=owner, filters=MemoryFilters(), limit=5, cursor=cursor).memories] == [
+        "mine 1",
+        "mine 0",
+    ]
 
 
 def test_memory_usage_counts_the_owners_memories_and_tokens_saved(owner, stranger):

@@ -82,7 +82,7 @@ LONG_TEXT = "The billing export moved to S3 bucket acme-billing-exports in eu-we
 def test_json_nested_thousands_deep_is_a_clear_error_on_the_page(owner_client, owner):
     response = upload(owner_client, DEEP_EXPORT)
     assert response.status_code == 400
-    assert "export.json: is nested too deeply to be a Gnosem export" in response.content.decode()
+    assert "export.json: is nested too deeply (more than 64 levels)" in response.content.decode()
     assert not Memory.objects.filter(owner=owner).exists()
 
 

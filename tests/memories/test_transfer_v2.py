@@ -63,11 +63,12 @@ def test_a_version_1_file_still_imports(owner):
     assert transfer.import_memories(owner=owner, document=document).imported == 1
 
 
-@pytest.mark.parametrize("problem", ["unknown successor", "cycle", "itself"])
-def test_broken_succession_links_refuse_the_whole_file(owner, problem):
+@pytest.mark.parametrize("link", transfer.LINK_FIELDS)
+@pytest.mark.parametrize("problem", ["unknown target", "cycle", "itself"])
+def test_broken_links_refuse_the_whole_file(owner, link, problem):
     first, second = str(uuid.uuid4()), str(uuid.uuid4())
-    successors = {
-        "unknown successor": (str(uuid.uuid4()), None),
+    targets = {
+        "unknown target": (str(uuid.uuid4()), None),
         "cycle": (second, first),
         "itself": (first, None),
     }[problem]
@@ -75,11 +76,11 @@ def test_broken_succession_links_refuse_the_whole_file(owner, problem):
         "format": "gnosem-export",
         "version": 2,
         "memories": [
-            {"id": first, "content": "one", "created_at": "2025-01-01T00:00:00Z", "superseded_by": successors[0]},
-            {"id": second, "content": "two", "created_at": "2025-01-02T00:00:00Z", "superseded_by": successors[1]},
+            {"id": first, "content": "one", "created_at": "2025-01-01T00:00:00Z", link: targets[0]},
+            {"id": second, "content": "two", "created_at": "2025-01-02T00:00:00Z", link: targets[1]},
         ],
     }
 
-    with pytest.raises(ValidationError, match="nothing was imported: memory #1"):
+    with pytest.raises(ValidationError, match=f"nothing was imported: memory #1: .*{link}"):
         transfer.import_memories(owner=owner, document=document)
     assert not Memory.objects.exists()

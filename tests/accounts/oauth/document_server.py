@@ -11,9 +11,13 @@ Answer = Callable[[BaseHTTPRequestHandler], None]
 
 def json_answer(document: object, *, cache_control: str | None = None) -> Answer:
     """An answer with `document` as JSON, and a Cache-Control header when given."""
+    return body_answer(json.dumps(document).encode(), cache_control=cache_control)
+
+
+def body_answer(body: bytes, *, cache_control: str | None = None) -> Answer:
+    """An answer with `body` as it is, as JSON, and a Cache-Control header when given."""
 
     def answer(handler: BaseHTTPRequestHandler) -> None:
-        body = json.dumps(document).encode()
         handler.send_response(200)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(body)))

@@ -189,7 +189,7 @@ def test_an_endless_document_is_cut_at_64_kib(loopback_allowed, server):
 
 @pytest.mark.parametrize(
     ("body", "reason"),
-    [(b"{not json", "not valid JSON"), (b"\xff\xfe{}", "not valid JSON"), (b"[1, 2]", "not a JSON object")],
+    [(b"{not json", "not valid JSON"), (b"\xff\xfe{}", "not UTF-8 text"), (b"[1, 2]", "not a JSON object")],
 )
 def test_a_document_that_is_not_a_json_object_is_refused(loopback_allowed, server, body, reason):
     def answer(handler: BaseHTTPRequestHandler) -> None:

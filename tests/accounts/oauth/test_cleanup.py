@@ -63,7 +63,7 @@ def test_a_connection_used_recently_lives_on_with_its_tokens(owner, assistant, s
 
 def test_a_registration_whose_connections_ended_long_ago_is_deleted_with_them(owner, assistant, settings):
     granted_tokens(owner, assistant)
-    connection_revoke(owner=owner, connection_id=ApiToken.objects.get(oauth_client=assistant).pk)
+    connection_revoke(owner=owner, public_id=ApiToken.objects.get(oauth_client=assistant).public_id)
     unused_for(settings.GNOSEM_OAUTH_REFRESH_TOKEN_DAYS + 2, assistant)
 
     assert oauth_clients_unused_delete() == 1
@@ -82,7 +82,7 @@ def test_a_registration_with_an_active_connection_is_kept_however_old_its_last_u
 
 def test_a_registration_ended_recently_is_kept(owner, assistant):
     granted_tokens(owner, assistant)
-    connection_revoke(owner=owner, connection_id=ApiToken.objects.get(oauth_client=assistant).pk)
+    connection_revoke(owner=owner, public_id=ApiToken.objects.get(oauth_client=assistant).public_id)
 
     assert oauth_clients_unused_delete() == 0
 

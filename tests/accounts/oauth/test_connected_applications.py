@@ -42,7 +42,7 @@ def test_the_tokens_page_lists_each_connected_application(owner_client, connecti
     assert "<code>claude.ai</code>" in section
     assert "<td>write</td>" in section
     assert "0\xa0minutes ago" in section
-    assert f'action="/tokens/applications/{connection.pk}/revoke"' in section
+    assert f'action="/tokens/applications/{connection.public_id}/revoke"' in section
     assert ">Revoke</button>" in section
 
 
@@ -56,7 +56,7 @@ def test_connections_are_not_listed_among_the_tokens(owner_client, owner_token, 
 def test_revoking_stops_the_next_request_and_the_refresh(owner_client, connection, tokens, claude):
     assert api_status(tokens["access_token"]) == 200
 
-    response = owner_client.post(f"/tokens/applications/{connection.pk}/revoke", follow=True)
+    response = owner_client.post(f"/tokens/applications/{connection.public_id}/revoke", follow=True)
 
     assert response.redirect_chain == [("/tokens/", 302)]
     assert "“Claude” is disconnected" in response.content.decode()
@@ -69,7 +69,7 @@ def test_revoking_stops_the_next_request_and_the_refresh(owner_client, connectio
 
 def test_revoking_twice_is_harmless_and_logged_once(owner_client, connection):
     for _ in range(2):
-        assert owner_client.post(f"/tokens/applications/{connection.pk}/revoke").status_code == 302
+        assert owner_client.post(f"/tokens/applications/{connection.public_id}/revoke").status_code == 302
 
     assert ActivityEvent.objects.filter(action=ActivityAction.APP_DISCONNECTED).count() == 1
 
@@ -77,20 +77,25 @@ def test_revoking_twice_is_harmless_and_logged_once(owner_client, connection):
 def test_a_stranger_neither_sees_nor_revokes_the_owners_connection(stranger_client, connection, tokens):
     assert "No connected applications." in connected_section(stranger_client.get("/tokens/"))
 
-    response = stranger_client.post(f"/tokens/applications/{connection.pk}/revoke")
+    response = stranger_client.post(f"/tokens/applications/{connection.public_id}/revoke")
 
     assert response.status_code == 404
     assert api_status(tokens["access_token"]) == 200
 
 
 def test_a_connection_is_not_revoked_through_the_token_url(owner_client, connection, tokens):
-    assert owner_client.post(f"/tokens/{connection.pk}/revoke").status_code == 404
+    assert owner_client.post(f"/tokens/{connection.public_id}/revoke").status_code == 404
+    assert api_status(tokens["access_token"]) == 200
+
+
+def test_a_connection_is_not_revoked_by_its_row_number(owner_client, connection, tokens):
+    assert owner_client.post(f"/tokens/applications/{connection.pk}/revoke").status_code == 404
     assert api_status(tokens["access_token"]) == 200
 
 
 def test_revoke_takes_a_post_from_a_signed_in_owner(client, owner_client, connection):
-    assert owner_client.get(f"/tokens/applications/{connection.pk}/revoke").status_code == 405
-    assert client.post(f"/tokens/applications/{connection.pk}/revoke").status_code == 302  # to sign in
+    assert owner_client.get(f"/tokens/applications/{connection.public_id}/revoke").status_code == 405
+    assert client.post(f"/tokens/applications/{connection.public_id}/revoke").status_code == 302  # to sign in
     assert ApiToken.objects.get(pk=connection.pk).revoked_at is None
 
 

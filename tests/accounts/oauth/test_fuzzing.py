@@ -1,8 +1,11 @@
 """OAuth fuzzing: hypothesis-generated requests to every OAuth endpoint a stranger can reach
 (registration, authorization with its consent answer, token, revocation, the discovery
-documents). Whatever is sent, the answer is never a 5xx, and the JSON endpoints answer a refusal
-with an RFC error code. Real values (a registered client, its redirect URI, a live code, verifier
-and refresh token) are mixed with hostile ones, so that requests get past the first checks.
+documents), and client metadata documents for the consent page to fetch. Whatever is sent, the
+answer is never a 5xx, and the JSON endpoints answer a refusal with an RFC error code. Real values
+(a registered client, its redirect URI, a live code, verifier and refresh token) are mixed with
+hostile ones, so that requests get past the first checks. Registration bodies and metadata
+documents get the hostile values the MCP and REST suites send (tests/fuzzing.py): lone
+surrogates, JSON nested thousands deep, numbers of thousands of digits.
 
 Bounded by EXAMPLES per test to keep `make test` quick; the counts are printed in the run's
 output. Each request runs in a savepoint that is rolled back, so a code used by one example is
@@ -22,6 +25,7 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from accounts.models import OAuthClient
+from tests.accounts.oauth.document_server import DocumentServer, body_answer
 from tests.accounts.oauth.grants import (
     REDIRECT_URI,
     RESOURCE,
@@ -30,8 +34,8 @@ from tests.accounts.oauth.grants import (
     granted_tokens,
     registered_client,
 )
+from tests.fuzzing import HOSTILE_JSON_VALUES, LONE_SURROGATES, fuzz_settings, report_line, with_member
 from tests.fuzzing import HOSTILE_STRINGS as SHARED_HOSTILE_STRINGS
-from tests.fuzzing import fuzz_settings, report_line
 
 EXAMPLES = 150
 FUZZ_SETTINGS = fuzz_settings(EXAMPLES)
@@ -58,10 +62,19 @@ form_text = st.one_of(
     st.sampled_from(HOSTILE_STRINGS),
     st.text(st.characters(exclude_categories=["Cs"]), max_size=30),
 )
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), form_text)
+# JSON text also carries what a form cannot: lone surrogates, which json.dumps escapes.
+json_text = st.one_of(form_text, st.sampled_from(LONE_SURROGATES))
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=-(10**400), max_value=10**400),
+    st.floats(allow_nan=False),
+    json_text,
+)
 json_values = st.recursive(
     json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(form_text, inner, max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(json_text, inner, max_size=3),
     max_leaves=8,
 )
 
@@ -204,23 +217,49 @@ def test_the_revocation_endpoint_never_answers_5xx(real, data):
     check(response, json_errors=False)  # RFC 7009: 200 for unknown tokens, the toolkit's own errors
 
 
+def metadata_bodies(fixed: dict[str, Any]) -> st.SearchStrategy[bytes]:
+    """Client metadata as JSON: `fixed`'s fields (real values or hostile ones) and any of the
+    others, or any JSON value at all; spoiled now and then by a value that strains a JSON reader
+    (HOSTILE_JSON_VALUES), or replaced by bytes that are not JSON."""
+    document = st.fixed_dictionaries(
+        {name: st.one_of(st.just(value), json_values) for name, value in fixed.items()},
+        optional={field: json_values for field in METADATA_FIELDS if field not in fixed},
+    )
+    as_json = st.one_of(document, document, json_values).map(lambda value: json.dumps(value).encode())
+    spoiled = st.builds(with_member, document, st.sampled_from(HOSTILE_JSON_VALUES))
+    return st.one_of(as_json, as_json, spoiled, st.binary(max_size=30))
+
+
 @pytest.mark.django_db
 @FUZZ_SETTINGS
 @given(data=st.data())
 def test_registration_never_answers_5xx(real, data):
-    document = data.draw(
-        st.one_of(
-            st.fixed_dictionaries(
-                {"redirect_uris": st.one_of(st.just([REDIRECT_URI]), json_values)},
-                optional={field: json_values for field in METADATA_FIELDS[1:]},
-            ),
-            json_values,
-        )
-    )
-    body = json.dumps(document).encode()
-    body = data.draw(st.one_of(st.just(body), st.binary(max_size=30)))
+    body = data.draw(metadata_bodies({"redirect_uris": [REDIRECT_URI]}))
     response = send("post", Client(), "/oauth/register", data=body, content_type="application/json")
     check(response, json_errors=True)
+
+
+@pytest.fixture
+def document_server(settings) -> Iterator[DocumentServer]:
+    """Where the fuzzed metadata documents are served from; fetches are not rate-limited here."""
+    settings.GNOSEM_OAUTH_ALLOW_LOOPBACK_HTTP = True
+    settings.ACCOUNT_RATE_LIMITS = {**settings.ACCOUNT_RATE_LIMITS, "oauth_cimd_fetch": ""}
+    server = DocumentServer()
+    yield server
+    server.close()
+
+
+@pytest.mark.django_db
+@FUZZ_SETTINGS
+@given(data=st.data())
+def test_the_consent_page_never_answers_5xx_for_a_metadata_document(real, document_server, data):
+    """The same bodies as registration's, served as the client metadata document at a client_id."""
+    url = document_server.url
+    fixed = {"client_id": url, "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+    document_server.answer = body_answer(data.draw(metadata_bodies(fixed)))
+    authorization: Authorization = real["authorization"]
+    query = urlencode({**authorization.params(), "client_id": url})
+    check(send("get", real["browser"], f"/oauth/authorize?{query}"), json_errors=False)  # an error page
 
 
 @pytest.mark.django_db

@@ -88,6 +88,23 @@ def test_a_code_works_once(owner_client, authorization):
     assert ApiToken.objects.count() == 1
 
 
+def test_a_code_presented_again_revokes_the_tokens_it_bought(owner, owner_client, authorization, assistant):
+    """RFC 6749 section 4.1.2: whoever presents a used code may have stolen it."""
+    code = code_for(owner_client, authorization)
+    tokens = exchange(authorization, code).json()
+    refreshed = refresh(assistant, tokens["refresh_token"]).json()  # the family grows; it goes too
+    other_grant = granted_tokens(owner, assistant)
+
+    refused(exchange(authorization, code), "invalid_grant")
+
+    assert api_status(refreshed["access_token"]) == 401
+    assert mcp_status(refreshed["access_token"]) == 401
+    refused(refresh(assistant, refreshed["refresh_token"]), "invalid_grant")
+    assert ApiToken.objects.filter(oauth_client=assistant, revoked_at__isnull=False).count() == 1
+    assert api_status(other_grant["access_token"]) == 200  # a grant of another code lives on
+    assert ActivityEvent.objects.filter(owner=owner, action=ActivityAction.APP_DISCONNECTED).count() == 1
+
+
 @pytest.mark.parametrize(
     ("overrides", "error"),
     [

@@ -234,7 +234,7 @@ def test_a_revoked_token_stops_working_at_once(owner):
     issued = token_create(owner=owner, name="soon revoked", scope="write")
     api = Api(issued.secret)
     assert api.get("memories").status_code == 200
-    token_revoke(owner=owner, token_id=issued.token.pk)
+    token_revoke(owner=owner, public_id=issued.token.public_id)
     assert api.get("memories").status_code == 401
 
 

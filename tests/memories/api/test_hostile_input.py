@@ -6,6 +6,7 @@ import json
 import pytest
 from django.test import Client
 
+from accounts.models import ApiToken
 from accounts.tokens import token_create
 from memories import services
 from memories.models import Memory
@@ -56,8 +57,10 @@ def test_nul_and_control_characters_in_written_by_are_refused_on_write(api, memo
 
 
 def test_a_token_name_with_control_characters_still_labels_writes(owner):
-    secret = token_create(owner=owner, name="tab\tseparated\x7fname", scope="write").secret
-    api = Client(headers={"Authorization": f"Bearer {secret}"})
+    issued = token_create(owner=owner, name="tab separated name", scope="write")
+    # token_create refuses such a name; one written to the database another way is made fit instead.
+    ApiToken.objects.filter(pk=issued.token.pk).update(name="tab\tseparated\x7fname\u200b")
+    api = Client(headers={"Authorization": f"Bearer {issued.secret}"})
 
     response = post(api, "memories", json.dumps({"content": "Labelled by the token."}))
 
@@ -76,7 +79,7 @@ def assert_parse_error(response, words: str) -> None:
 def test_a_body_nested_thousands_deep_is_a_parse_error(api, depth):
     body = '{"content": "x", "tags": ' + "[" * depth + "]" * depth + "}"
 
-    assert_parse_error(post(api, "memories", body), "nested more than 64 levels")
+    assert_parse_error(post(api, "memories", body), "nested too deeply (more than 64 levels)")
     assert not Memory.objects.exists()
 
 

@@ -21,7 +21,7 @@ from django.db import transaction
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from memories import services
+from memories import notes, services
 from memories.mcp.protocol import (
     CLIENT_CAPABILITIES_META_KEY,
     CLIENT_INFO_META_KEY,
@@ -30,8 +30,8 @@ from memories.mcp.protocol import (
     SUPPORTED_VERSIONS,
 )
 from memories.mcp.tools import TOOLS
+from tests.fuzzing import HOSTILE_JSON_VALUES, LONE_SURROGATES, fuzz_settings, report_line
 from tests.fuzzing import HOSTILE_STRINGS as SHARED_HOSTILE_STRINGS
-from tests.fuzzing import fuzz_settings, report_line
 from tests.memories.mcp.conftest import LEGACY, MODERN, McpCaller
 
 EXAMPLES = 200
@@ -44,8 +44,7 @@ TALLY: Counter[str] = Counter()
 # PostgreSQL or Python refuse.
 HOSTILE_STRINGS = [
     *SHARED_HOSTILE_STRINGS,
-    "\ud800",
-    "x\udfffy",
+    *LONE_SURROGATES,
     "2024-02-30",
     "9999-12-31T23:59:59-14:00",
     "0001-01-01T00:00:00+14:00",
@@ -75,8 +74,9 @@ json_values = st.recursive(
 )
 
 
-# The id of the fuzzed owner's one memory, which valid memory_get / _update / _delete calls name.
+# The ids of the fuzzed owner's one memory and one note, which valid calls of the tools taking an id name.
 FUZZ_MEMORY_ID = "00000000-0000-4000-8000-00000000f022"
+FUZZ_NOTE_ID = "00000000-0000-4000-8000-00000000f023"
 words = st.text(st.characters(categories=["L", "N", "Zs"]), min_size=1, max_size=20).filter(str.strip)
 tags = st.from_regex(r"[a-z0-9][a-z0-9._:/-]{0,10}", fullmatch=True)
 
@@ -86,7 +86,7 @@ def valid(prop: dict[str, Any]) -> st.SearchStrategy:
     argument checks into the services and the database."""
     kind = prop["type"]
     if prop.get("format") == "uuid":
-        return st.just(FUZZ_MEMORY_ID)
+        return st.sampled_from([FUZZ_MEMORY_ID, FUZZ_NOTE_ID])
     if kind == "string":
         return st.sampled_from(prop["examples"]) if "examples" in prop else words
     if kind == "integer":
@@ -148,8 +148,11 @@ def fuzzing_conditions(settings) -> None:
 
 @pytest.fixture
 def fuzzed_memory(owner) -> None:
+    """The owner's one memory and one note (never embedded: the test's transaction never commits)."""
     memory = services.memory_write(owner=owner, content="The release train leaves on Thursdays.", tags=["ops"])
     type(memory).objects.filter(pk=memory.pk).update(public_id=uuid.UUID(FUZZ_MEMORY_ID))
+    note = notes.note_write(owner=owner, title="Release train", content="# Release train\n\nIt leaves on Thursdays.")
+    type(note).objects.filter(pk=note.pk).update(public_id=uuid.UUID(FUZZ_NOTE_ID))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -292,6 +295,12 @@ def test_fuzzed_envelopes_never_fail_the_server(
             st.sampled_from(["utf-8", "utf-8", "utf-16", "utf-16-le", "utf-32"]),
         ),
         st.integers(min_value=1, max_value=3_000).map(lambda depth: b'{"a": ' + b"[" * depth + b"]" * depth + b"}"),
+        st.sampled_from(HOSTILE_JSON_VALUES).map(
+            lambda value: (
+                b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_write", '
+                b'"arguments": {"content": ' + value + b"}}}"
+            )
+        ),
     ),
     version=st.sampled_from([LEGACY, MODERN]),
 )

@@ -199,7 +199,7 @@ def test_a_token_with_the_right_prefix_but_wrong_secret_is_401(mcp_as, owner_tok
 def test_a_revoked_token_is_401_from_its_next_request(mcp_as, owner, owner_token):
     mcp = mcp_as(owner_token)
     assert mcp.request("tools/list").status_code == 200
-    token_revoke(owner=owner, token_id=owner.api_tokens.get().pk)
+    token_revoke(owner=owner, public_id=owner.api_tokens.get().public_id)
 
     assert_unauthorized(mcp.request("tools/call", WRITE))
     assert not Memory.objects.exists()

@@ -1,11 +1,11 @@
-"""A stranger's token never sees or touches the owner's memories, through any tool."""
+"""A stranger's token never sees or touches the owner's memories or entities, through any tool."""
 
 import uuid
 
 import pytest
 
 from memories import services
-from memories.models import Memory
+from memories.models import Entity, Memory
 
 
 @pytest.fixture
@@ -45,6 +45,19 @@ def test_another_users_id_looks_exactly_like_an_unknown_id(stranger_mcp, owners_
         owners_memory.tags,
         owners_memory.updated_at,
     )
+
+
+def test_another_users_entity_id_looks_exactly_like_an_unknown_id(stranger_mcp, owner):
+    memory = services.memory_write(owner=owner, content="Priya Raman leads the Atlas launch.", tags=["project:atlas"])
+    services.memories_index(memory_ids=[memory.pk])
+    entity = Entity.objects.get(owner=owner, key="atlas")
+    unknown = uuid.uuid4()
+
+    theirs = stranger_mcp.fails("explore_graph", {"entity_id": str(entity.public_id)})
+    nobodys = stranger_mcp.fails("explore_graph", {"entity_id": str(unknown)})
+
+    assert theirs == nobodys.replace(str(unknown), str(entity.public_id))
+    assert "No entity with id" in theirs
 
 
 def test_a_strangers_writes_go_to_the_stranger(stranger_mcp, stranger, owner, owners_memory):

@@ -101,6 +101,23 @@ def test_an_unknown_tool_is_a_protocol_error_for_the_sdk_client(live_server, own
     assert run_client(live_server, owner_token, mode, script) == -32602
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_the_sdk_client_explores_the_graph_from_an_entity_id_it_was_given(live_server, owner, owner_token, mode):
+    async def script(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
+        for content in ("Priya Raman leads the Atlas launch.", "Priya Raman moved Atlas to Kubernetes."):
+            await client.call_tool("memory_write", {"content": content})
+        named = (await client.call_tool("explore_graph", {"entity": "Priya Raman"})).structured_content
+        atlas = next(entity["id"] for entity in named["entities"] if entity["name"].casefold() == "atlas")
+        by_id = await client.call_tool("explore_graph", {"entity_id": atlas})
+        return named, by_id.structured_content
+
+    named, by_id = run_client(live_server, owner_token, mode, script)
+
+    assert by_id["entry"][0].casefold() == "atlas"
+    priya = {entity["name"]: entity["id"] for entity in named["entities"]}["Priya Raman"]
+    assert {entity["name"]: entity["id"] for entity in by_id["entities"]}["Priya Raman"] == priya
+
+
 def leaf_errors(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for inner in exc.exceptions for leaf in leaf_errors(inner)]
