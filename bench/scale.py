@@ -1,4 +1,4 @@
-"""Search at any size (issue 14): MCP and REST search latency, and the vector signal's recall
+"""Search at any size: MCP and REST search latency, and the vector signal's recall
 against its exact scan, for one owner with 10k memories written as a conversation, one with 100k,
 and one among 1M.
 
@@ -33,7 +33,7 @@ the large owners' HNSW indexes are built (as a worker does within ten minutes). 
 memories printed counts every memory in the database, derived stores kept from earlier runs
 included.
 
-Targets (issue 14, on a quiet 2-core machine): at 10k, MCP search p50 <= 25 ms and p95 <= 50 ms and
+Targets (on a quiet 2-core machine): at 10k, MCP search p50 <= 25 ms and p95 <= 50 ms and
 vector recall >= 0.99; for one owner with 100k memories and among 1M, at most twice those
 latencies; `memory_write` over MCP while the worker embeds p95 <= 30 ms; the 11,000 memories
 written and indexed within 300 s.

@@ -29,6 +29,8 @@ from functools import lru_cache
 
 from memories.fact_keys import FACT_KEYS
 
+# The kinds of entity, and the longest key and name one may have: memories.models builds the
+# Entity table's choices and columns from these, so the extractor never makes what it cannot store.
 KINDS = (
     "person",
     "project",
@@ -45,8 +47,8 @@ KINDS = (
 )
 MAX_ENTITIES = 24
 
-_MAX_KEY_CHARS = 100
-_MAX_NAME_CHARS = 200  # a name is its key before normalisation: longer, it is mostly punctuation
+MAX_ENTITY_KEY_CHARS = 100
+MAX_ENTITY_NAME_CHARS = 200  # a name is its key before normalisation: longer, it is mostly punctuation
 _MAX_ITEM_CHARS = 60
 _MAX_ITEM_WORDS = 5
 
@@ -429,7 +431,7 @@ def _cached_key(name: str) -> str:
 def _mention(name: str, kind: str, source: str) -> Mention | None:
     name = " ".join(name.split())
     key = _cached_key(name) if len(name) <= _MAX_CACHED_CHARS else entity_key(name)
-    if not key or len(key) > _MAX_KEY_CHARS or len(name) > _MAX_NAME_CHARS:
+    if not key or len(key) > MAX_ENTITY_KEY_CHARS or len(name) > MAX_ENTITY_NAME_CHARS:
         return None
     return Mention(key=key, name=name, kind=kind, source=source)
 

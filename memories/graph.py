@@ -9,7 +9,7 @@ word in the text), so the graph is current the moment a memory's mentions are.
 Mentions are written when the worker indexes a memory, when its compressed facts arrive and when
 an update changes it, and when a note is indexed or its tags change (`NoteMention`); a deleted
 memory's or note's mentions go with it. `graph_rebuild` relinks every memory
-(`manage.py rebuildgraph`), and `entities_prune` drops entities no memory mentions any more.
+(`manage.py rebuildgraph`), and `entities_prune` drops entities no memory or note mentions any more.
 """
 
 from collections import defaultdict
@@ -17,15 +17,16 @@ from collections.abc import Callable, Iterable
 from datetime import timedelta
 
 from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from memories.entity_extraction import Mention, extract_entities
-from memories.models import Entity, Memory, Note
+from memories.models import Entity, EntityMention, Memory, Note, NoteMention
 
 # A mention's weight by where it came from: a fact the model named, a tag the writer chose, a word
 # the rules found in the text.
 SOURCE_WEIGHTS = {"fact": 1.0, "tag": 0.8, "text": 0.5}
-# An entity no memory mentions is pruned once it has not been linked for this long (a worker linking
+# An entity no memory or note mentions is pruned once it has not been linked for this long (a worker linking
 # it meanwhile refreshes its time at most once an hour, so the two never race).
 PRUNE_AFTER = timedelta(days=1)
 LINKED_AT_REFRESH = timedelta(hours=1)
@@ -169,8 +170,12 @@ def _note_mentions(note: Note) -> list[Mention]:
 
 
 def entities_prune() -> int:
-    """Delete the entities no memory mentions and none has linked for PRUNE_AFTER; returns how many."""
-    deleted, _ = Entity.objects.filter(linked_at__lt=timezone.now() - PRUNE_AFTER, mentions__isnull=True).delete()
+    """Delete the entities no memory and no note mentions and none has linked for PRUNE_AFTER;
+    returns how many."""
+    unmentioned = Entity.objects.filter(linked_at__lt=timezone.now() - PRUNE_AFTER).exclude(
+        Exists(EntityMention.objects.filter(entity=OuterRef("pk")))
+    )
+    deleted, _ = unmentioned.exclude(Exists(NoteMention.objects.filter(entity=OuterRef("pk")))).delete()
     return deleted
 
 

@@ -1,7 +1,8 @@
 """Reads of an owner's graph (memories.graph): explore_graph (the entities around one entity, or
-around what a query finds, with the edges between them and the memories behind each edge), and the
-entity list and entity page of the dashboard; for MCP, REST and the dashboard alike. Entities are
-named to callers by their `public_id`; the row ids stay inside the queries."""
+around what a query finds, with what is known about them, the edges between them and the memories
+behind each edge), and the entity list and entity page of the dashboard; for MCP, REST and the
+dashboard alike. Entities are named to callers by their `public_id`; the row ids stay inside the
+queries."""
 
 import uuid
 from dataclasses import dataclass, field
@@ -27,10 +28,14 @@ QUERY_RESULTS = 5
 QUERY_ENTRY_POINTS = 3
 # Memories named per edge (the newest that mention both entities).
 MEMORIES_PER_EDGE = 3
-# Edges returned, strongest first, and memories read out in full (those of the strongest edges,
-# within the token budget: DEFAULT_MAX_TOKENS unless the caller gives one).
+# Edges returned, strongest first, and memories read out in full, within the token budget
+# (DEFAULT_MAX_TOKENS unless the caller gives one): the entry points' own first, at most
+# MAX_ENTRY_MEMORIES of them so the edges keep room, then those of the strongest edges.
 MAX_EDGES = 60
-MAX_EDGE_MEMORIES = 25
+MAX_MEMORIES = 25
+MAX_ENTRY_MEMORIES = 10
+# Notes mentioning the entry points named (by id and title) before those behind the edges.
+MAX_ENTRY_NOTES = 10
 DEFAULT_MAX_TOKENS = 2_000
 # Names suggested when an entity is unknown.
 SUGGESTIONS = 5
@@ -73,7 +78,8 @@ class GraphView:
     entry: list[Entity]
     nodes: list[EntityNode]
     edges: list[Edge]
-    # The memories behind the edges, within the token budget, and the notes (by title).
+    # The entry points' own memories, then those behind the edges, within the token budget; the
+    # notes mentioning the entry points, then those behind the edges (by title).
     memories: list[Memory]
     notes: list[Note] = field(default_factory=list)
     cut_for_budget: list[Memory] = field(default_factory=list)
@@ -155,12 +161,22 @@ def entity_get(*, owner: Owner, public_id: object) -> Entity:
     return entity
 
 
-def entity_memories(*, owner: Owner, entity: Entity, limit: int) -> list[Memory]:
-    """The current memories mentioning `entity`, newest first."""
+def entity_memories(*, owner: Owner, entities: list[Entity], limit: int) -> list[Memory]:
+    """The current memories mentioning any of `entities`, the firmest mention first (a compressed
+    fact, then a tag, then the text), newest first among equals."""
     return list(
         memories_of(owner)
-        .filter(entity_mentions__entity=entity, superseded_by__isnull=True)
-        .order_by("-created_at", "-id")[:limit]
+        .filter(entity_mentions__entity__in=entities, superseded_by__isnull=True)
+        .annotate(mention_weight=Max("entity_mentions__weight"))
+        .order_by("-mention_weight", "-created_at", "-id")[:limit]
+    )
+
+
+def entity_notes(*, owner: Owner, entities: list[Entity], limit: int) -> list[Note]:
+    """The notes mentioning any of `entities` (without their text), most recently changed first."""
+    mentioning = NoteMention.objects.filter(note=OuterRef("pk"), entity__in=entities)
+    return list(
+        Note.objects.filter(Exists(mentioning), owner=owner).defer("content").order_by("-updated_at", "-id")[:limit]
     )
 
 
@@ -239,9 +255,9 @@ def graph_explore(
 ) -> GraphView:
     """The entities within `depth` steps of the entry points (the entity named `entity`, the one
     whose id is `entity_id`, or those of the best results for `query`), at most `limit` of them,
-    strongest links first; the edges among them (MAX_EDGES at most); and the memories behind the
-    strongest edges (MAX_EDGE_MEMORIES at most), within `max_tokens` (DEFAULT_MAX_TOKENS when not
-    given)."""
+    strongest links first; the edges among them (MAX_EDGES at most); and, within `max_tokens`
+    (DEFAULT_MAX_TOKENS when not given), the entry points' own memories (from a query, its results
+    mentioning them, best first) and then those behind the strongest edges (MAX_MEMORIES in all)."""
     if [entity, entity_id, query].count(None) != 2:
         raise ValidationError(
             "entity",
@@ -249,13 +265,16 @@ def graph_explore(
             "(to start from what it finds).",
         )
     depth, limit = clean_depth(depth), clean_entity_limit(limit)
+    entry_memories = None
     if entity is not None:
         entry = [entity_find(owner=owner, name=entity)]
     elif entity_id is not None:
         entry = [entity_get(owner=owner, public_id=entity_id)]
     else:
-        entry = _entry_points(owner, query)
-    return graph_explore_from(owner=owner, entry=entry, depth=depth, limit=limit, max_tokens=max_tokens)
+        entry, entry_memories = _entry_points(owner, query)
+    return graph_explore_from(
+        owner=owner, entry=entry, depth=depth, limit=limit, max_tokens=max_tokens, entry_memories=entry_memories
+    )
 
 
 def graph_explore_from(
@@ -265,8 +284,11 @@ def graph_explore_from(
     depth: int = 1,
     limit: int = DEFAULT_ENTITY_LIMIT,
     max_tokens: int | None = None,
+    entry_memories: list[Memory] | None = None,
 ) -> GraphView:
-    """As `graph_explore`, from these entities of the owner's (the entity page starts from its own)."""
+    """As `graph_explore`, from these entities of the owner's (the entity page starts from its own);
+    `entry_memories` are their own memories, best first (by default those mentioning them most
+    firmly, newest first)."""
     depths = {node.pk: 0 for node in entry[:limit] if node.owner_id == owner.pk}
     frontier = list(depths)
     for step in range(1, depth + 1):
@@ -275,29 +297,41 @@ def graph_explore_from(
         frontier = _strongest_neighbours(owner, frontier, list(depths), limit - len(depths))
         depths.update({node_id: step for node_id in frontier})
     entities = Entity.objects.filter(owner=owner, pk__in=depths).in_bulk()
-    edges, memories, notes = _edges(owner, entities)
+    starts = [node for node in entry if node.pk in entities]
+    if entry_memories is None:
+        entry_memories = entity_memories(owner=owner, entities=starts, limit=MAX_ENTRY_MEMORIES) if starts else []
+    own = entry_memories[:MAX_ENTRY_MEMORIES]
+    edges, edge_memory_ids, edge_notes = _edges(owner, entities)
+    known = {memory.pk for memory in own}
+    more = [memory_id for memory_id in edge_memory_ids if memory_id not in known][: MAX_MEMORIES - len(own)]
+    read = memories_of(owner).in_bulk(more)
+    memories = own + [read[memory_id] for memory_id in more if memory_id in read]
     budget = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
     memories, cut = fit_to_budget(memories, lambda memory: reading_tokens(memory, raw=False), budget)
+    notes = entity_notes(owner=owner, entities=starts, limit=MAX_ENTRY_NOTES) if starts else []
     return GraphView(
-        entry=[node for node in entry if node.pk in entities],
+        entry=starts,
         nodes=_nodes(owner, entities, depths),
         edges=edges,
         memories=memories,
-        notes=notes,
+        notes=list({note.pk: note for note in notes + edge_notes}.values()),
         cut_for_budget=cut,
     )
 
 
-def _entry_points(owner: Owner, query: object) -> list[Entity]:
-    """The entities mentioned most strongly by the best results for `query`."""
+def _entry_points(owner: Owner, query: object) -> tuple[list[Entity], list[Memory]]:
+    """The entities mentioned most strongly by the best results for `query`, and those results
+    mentioning them, best first."""
     hits = search_hybrid(owner=owner, query=query, top_k=QUERY_RESULTS, diversity=0)
     scores = {hit.memory.pk: hit.score for hit in hits}
+    mentions = list(EntityMention.objects.filter(memory_id__in=scores, entity__owner=owner))
     strength: dict[int, float] = {}
-    for mention in EntityMention.objects.filter(memory_id__in=scores, entity__owner=owner):
+    for mention in mentions:
         strength[mention.entity_id] = strength.get(mention.entity_id, 0.0) + scores[mention.memory_id] * mention.weight
     best = sorted(strength, key=lambda entity_id: (-strength[entity_id], entity_id))[:QUERY_ENTRY_POINTS]
     found = Entity.objects.filter(owner=owner, pk__in=best).in_bulk()
-    return [found[entity_id] for entity_id in best]
+    mentioning = {mention.memory_id for mention in mentions if mention.entity_id in found}
+    return [found[entity_id] for entity_id in best], [hit.memory for hit in hits if hit.memory.pk in mentioning]
 
 
 def _strongest_neighbours(owner: Owner, frontier: list[int], seen: list[int], room: int) -> list[int]:
@@ -307,9 +341,9 @@ def _strongest_neighbours(owner: Owner, frontier: list[int], seen: list[int], ro
         return [row[0] for row in cursor.fetchall()]
 
 
-def _edges(owner: Owner, entities: dict[int, Entity]) -> tuple[list[Edge], list[Memory], list[Note]]:
-    """The strongest MAX_EDGES edges among `entities`, and the memories (the first
-    MAX_EDGE_MEMORIES) and notes behind them, each once, in the order the edges name them."""
+def _edges(owner: Owner, entities: dict[int, Entity]) -> tuple[list[Edge], list[int], list[Note]]:
+    """The strongest MAX_EDGES edges among `entities`, and the memories (by row id) and notes behind
+    them, each once, in the order the edges name them."""
     parameters = {"owner": owner.pk, "nodes": list(entities), "per_edge": MEMORIES_PER_EDGE, "edges": MAX_EDGES}
     with connection.cursor() as cursor:
         cursor.execute(_EDGES_SQL, parameters)
@@ -317,7 +351,6 @@ def _edges(owner: Owner, entities: dict[int, Entity]) -> tuple[list[Edge], list[
     memory_order = list(dict.fromkeys(memory_id for *_, memory_ids, _ in rows for memory_id in memory_ids or []))
     note_order = list(dict.fromkeys(note_id for *_, note_ids in rows for note_id in note_ids or []))
     memory_ids = dict(memories_of(owner).filter(pk__in=memory_order).values_list("pk", "public_id"))
-    read = memories_of(owner).in_bulk(memory_order[:MAX_EDGE_MEMORIES])
     notes = Note.objects.filter(owner=owner).defer("content").in_bulk(note_order)
     edges = [
         Edge(
@@ -332,11 +365,7 @@ def _edges(owner: Owner, entities: dict[int, Entity]) -> tuple[list[Edge], list[
         )
         for source, target, weight, memory_count, note_count, how, edge_memories, edge_notes in rows
     ]
-    return (
-        edges,
-        [read[memory_id] for memory_id in memory_order if memory_id in read],
-        [notes[note_id] for note_id in note_order if note_id in notes],
-    )
+    return edges, memory_order, [notes[note_id] for note_id in note_order if note_id in notes]
 
 
 def _how_named(sources: list[str]) -> list[str]:

@@ -9,14 +9,12 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 from django.db import OperationalError, connection
-from django.db.models import Count, Min, Q
 from django.http import HttpRequest
 from django.utils import timezone
 from huey.contrib.djhuey import HUEY
 
 from memories.embedding import configured_model_name
-from memories.models import IndexingStatus, Memory
-from memories.remote_embedding import WAITING_FOR_ENDPOINT
+from memories.indexing_lifecycle import MEMORIES, NOTES, IndexingCounts, indexing_counts
 from memories.vectors import serving_model_name
 
 # Consumers beat every minute (memories.tasks.worker_heartbeat_task) and when they start; three
@@ -24,36 +22,35 @@ from memories.vectors import serving_model_name
 HEARTBEAT_STALE_SECONDS = 180
 
 
-def queue_state() -> dict:
-    """Backend, tasks waiting in it, and memories pending/failed with the oldest pending age."""
+def queue_state(memories: IndexingCounts, notes: IndexingCounts) -> dict:
+    """Backend, tasks waiting in it, and memories and notes pending/failed with the oldest pending
+    age (of either)."""
     try:
         waiting = HUEY.pending_count()
         backend = type(HUEY).__name__
     except Exception as exc:  # the queue being down must not hide the rest of the report
         waiting, backend = None, f"error: {type(exc).__name__}"
-    counts = Memory.objects.aggregate(
-        pending=Count("id", filter=Q(indexing_status=IndexingStatus.PENDING)),
-        failed=Count("id", filter=Q(indexing_status=IndexingStatus.FAILED)),
-        oldest_pending=Min("indexing_queued_at", filter=Q(indexing_status=IndexingStatus.PENDING)),
-    )
-    oldest = counts.pop("oldest_pending")
+    oldest = min((counts.oldest_pending for counts in (memories, notes) if counts.oldest_pending), default=None)
     return {
         "backend": backend,
         "tasks_waiting": waiting,
-        "memories_pending": counts["pending"],
-        "memories_failed": counts["failed"],
+        "memories_pending": memories.pending,
+        "memories_failed": memories.failed,
+        "notes_pending": notes.pending,
+        "notes_failed": notes.failed,
         "oldest_pending_seconds": round((timezone.now() - oldest).total_seconds(), 1) if oldest else None,
     }
 
 
-def embedding_state() -> dict:
+def embedding_state(memories: IndexingCounts, notes: IndexingCounts) -> dict:
     """Whether GNOSEM_EMBEDDING_MODEL differs from the model search still uses: then
     `manage.py reembedmemories` has to run (model names stay out: they may be local paths); and
-    how many memories wait because the embedding endpoint did not answer when last asked."""
-    waiting = Memory.objects.filter(
-        indexing_status=IndexingStatus.PENDING, indexing_error__startswith=WAITING_FOR_ENDPOINT
-    ).count()
-    return {"reembedding_needed": serving_model_name() != configured_model_name(), "waiting_for_endpoint": waiting}
+    how many memories and notes wait because the embedding endpoint did not answer when last asked."""
+    return {
+        "reembedding_needed": serving_model_name() != configured_model_name(),
+        "waiting_for_endpoint": memories.waiting_for_endpoint,
+        "notes_waiting_for_endpoint": notes.waiting_for_endpoint,
+    }
 
 
 def _heartbeat_key() -> str:
@@ -113,16 +110,19 @@ def _unavailable(exc: Exception) -> dict:
 def _report() -> dict:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
-    queue = queue_state()
+    memories, notes = indexing_counts(MEMORIES), indexing_counts(NOTES)
+    queue = queue_state(memories, notes)
     worker = worker_state()
     problems = []
     if queue["backend"].startswith("error"):
         problems.append(f"queue: {queue['backend']}")
     if worker["status"] != "ok":
         problems.append(f"worker: {worker['status']}")
-    embedding = embedding_state()
+    embedding = embedding_state(memories, notes)
     if embedding["waiting_for_endpoint"]:
         problems.append(f"embedding: {embedding['waiting_for_endpoint']} memories wait for the embedding endpoint")
+    if embedding["notes_waiting_for_endpoint"]:
+        problems.append(f"embedding: {embedding['notes_waiting_for_endpoint']} notes wait for the embedding endpoint")
     return {
         "status": "degraded" if problems else "ok",
         "problems": problems,

@@ -18,6 +18,8 @@ from django.db.models.functions import Length, Trim
 from django.db.models.lookups import GreaterThan, LessThanOrEqual
 from pgvector.django import HalfVectorField
 
+from memories.entity_extraction import KINDS, MAX_ENTITY_KEY_CHARS, MAX_ENTITY_NAME_CHARS
+
 MAX_CONTENT_CHARS = 50_000
 MAX_TAGS = 20
 MAX_TAG_CHARS = 64
@@ -238,23 +240,8 @@ class KeptApart(models.Model):
         return f"memories {self.first_id} and {self.second_id} kept apart"
 
 
-class EntityKind(models.TextChoices):
-    PERSON = "person"
-    PROJECT = "project"
-    PLACE = "place"
-    TECHNOLOGY = "technology"
-    TOPIC = "topic"
-    TAG = "tag"
-    HANDLE = "handle"
-    IDENTIFIER = "identifier"
-    VERSION = "version"
-    PATH = "path"
-    HOST = "host"
-    NAME = "name"
-
-
-MAX_ENTITY_KEY_CHARS = 100
-MAX_ENTITY_NAME_CHARS = 200
+# The extractor's kinds ("person", ...), as choices: EntityKind.values, EntityKind.choices.
+EntityKind = models.TextChoices("EntityKind", [(kind.upper(), kind) for kind in KINDS])
 
 
 class Entity(models.Model):

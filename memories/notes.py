@@ -10,27 +10,24 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
-from psycopg import sql
 
 from gnosem.errors import NotFound, ValidationError
 from gnosem.labels import label_problem
 from gnosem.types import Owner
-from memories import vectors
+from memories import indexing_lifecycle, vectors
 from memories.graph import notes_link
+from memories.indexing_lifecycle import NOTES
 from memories.models import MAX_NOTE_TITLE_CHARS, IndexingStatus, Note, NoteChunk, NoteFormat
 from memories.note_chunking import note_passages, passage_for_embedding
 from memories.queue import enqueue_note_indexing
 from memories.quotas import quota_check, text_growth, token_estimate
 from memories.selectors import decode_cursor, encode_cursor
-from memories.services import restamp_overdue
-from memories.validation import clean_tags
+from memories.validation import clean_limit, clean_tags
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_NOTE_LIST_LIMIT = 20
-MAX_NOTE_LIST_LIMIT = 100
 # note_get's `start` as JSON Schema, for the interfaces to publish (clean_note_start enforces it).
 NOTE_START_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 0, "default": 0}
 # Passages embedded per call to the model while indexing a note (a long note has a thousand or two):
@@ -124,10 +121,7 @@ class NotePage:
 
 def note_list(*, owner: Owner, tags: object = None, limit: object = None, cursor: object = None) -> NotePage:
     """The owner's notes, most recently changed first, `limit` at a time (content deferred)."""
-    if limit is None:
-        limit = DEFAULT_NOTE_LIST_LIMIT
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_NOTE_LIST_LIMIT:
-        raise ValidationError("limit", f"must be a whole number from 1 to {MAX_NOTE_LIST_LIMIT}.")
+    limit = clean_limit(limit)
     notes = notes_of(owner).defer("content").order_by("-updated_at", "-id")
     if tags:
         notes = notes.filter(tags__contains=clean_tags(tags))
@@ -157,7 +151,7 @@ def note_write(*, owner: Owner, title: object, content: object, tags: object = N
         updated_at=now,
         indexing_queued_at=now,
     )
-    enqueue_note_indexing(note.pk)
+    enqueue_note_indexing([note.pk])
     note.refresh_from_db(fields=["tokens"])
     return note
 
@@ -182,9 +176,8 @@ def note_update(
         note.tags = clean_tags(tags)
     note.updated_at = timezone.now()
     if (note.title, note.content) != before:
-        note.indexing_status, note.indexing_error, note.indexing_attempts = IndexingStatus.PENDING, "", 0
-        note.indexing_queued_at = note.updated_at
-        enqueue_note_indexing(note.pk)
+        indexing_lifecycle.back_to_pending(NOTES, note, note.updated_at)
+        enqueue_note_indexing([note.pk])
     note.save()
     if (note.title, note.content) == before and tags is not None:
         notes_link([note.pk])  # its tags name entities
@@ -207,24 +200,17 @@ def _digest(title: str, content: str) -> str:
 def note_index(note_id: int) -> bool:
     """Embed a pending note's passages with every indexing model and store them, unless its title
     or text changed meanwhile (the change queued its own run). Returns whether it was stored.
-    A failure counts an attempt; after GNOSEM_INDEXING_MAX_ATTEMPTS the note is marked failed."""
+    Failures go as the indexing lifecycle says (memories.indexing_lifecycle): an attempt spent,
+    or none while the embedding endpoint is unavailable."""
     note = Note.objects.filter(pk=note_id, indexing_status=IndexingStatus.PENDING).first()
     if note is None:
         return False
-    try:
-        return _embed_and_store(note)
-    except Exception as exc:
-        last = note.indexing_attempts + 1 >= settings.GNOSEM_INDEXING_MAX_ATTEMPTS
-        logger.exception("embedding note %d failed", note.pk)
-        Note.objects.filter(pk=note.pk, indexing_status=IndexingStatus.PENDING).update(
-            indexing_attempts=F("indexing_attempts") + 1,
-            indexing_error=f"{type(exc).__name__}: {exc}"[:1000],
-            indexing_status=IndexingStatus.FAILED if last else IndexingStatus.PENDING,
-        )
-        raise
+    return indexing_lifecycle.index_claimed(NOTES, [note], _embed_and_store) == 1
 
 
-def _embed_and_store(note: Note) -> bool:
+def _embed_and_store(claimed: list[Note]) -> int:
+    """Embed and store the one note claimed; returns 1, or 0 when it changed or went meanwhile."""
+    [note] = claimed
     passages = note_passages(note.content, markdown=note.format == NoteFormat.MARKDOWN)
     texts = [passage_for_embedding(note.title, passage, note.content) for passage in passages]
     chunks = []
@@ -252,20 +238,9 @@ def _embed_and_store(note: Note) -> bool:
         # Under the lock note_delete and note_update take first: a note deleted meanwhile is not found.
         current = Note.objects.select_for_update().filter(pk=note.pk, indexing_status=IndexingStatus.PENDING).first()
         if current is None or _digest(current.title, current.content) != digest:
-            return False
+            return 0
         NoteChunk.objects.filter(note_id=note.pk).delete()
         NoteChunk.objects.bulk_create(chunks, batch_size=500)
         Note.objects.filter(pk=note.pk).update(indexing_status=IndexingStatus.INDEXED, indexing_error="")
         notes_link([note.pk])
-    return True
-
-
-def notes_requeue_stale() -> list[int]:
-    """Queue again the pending notes whose queue entry is older than the re-queue delay (a lost
-    task, a dead worker), marked queued now. Returns their ids."""
-    note_ids = restamp_overdue(
-        table="memories_note", waiting=sql.SQL("indexing_status = 'pending'"), stamp="indexing_queued_at", limit=1000
-    )
-    for note_id in note_ids:
-        enqueue_note_indexing(note_id)
-    return note_ids
+    return 1

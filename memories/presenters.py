@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from memories.budget import fit_to_budget, reading_tokens
 from memories.graph import SOURCE_WEIGHTS
 from memories.graph_explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
-from memories.graph_explore import MAX_EDGE_MEMORIES, MAX_EDGES, GraphView
+from memories.graph_explore import MAX_EDGES, MAX_ENTRY_MEMORIES, MAX_ENTRY_NOTES, MAX_MEMORIES, GraphView
 from memories.models import EntityKind, IndexingStatus, Memory, MemoryRevision, Note, NoteFormat
 from memories.notes import NotePage
 from memories.search.notes import NoteHit
@@ -347,9 +347,11 @@ GRAPH_SCHEMA = _object(
             "type": "array",
             "items": MEMORY_SCHEMA,
             "description": (
-                f"The memories behind the strongest edges (up to {MAX_EDGE_MEMORIES}), strongest edge first, within "
-                f"max_tokens ({DEFAULT_GRAPH_MAX_TOKENS:,} unless given); the others' ids are in the edges' "
-                "memory_ids and cut_for_budget."
+                f"What is known about the entry entities: their own memories first (up to {MAX_ENTRY_MEMORIES}; "
+                "from an entity, the firmest mentions first, then the newest; from a query, its results mentioning "
+                f"them, best first), then those behind the strongest edges; up to {MAX_MEMORIES} in all, within "
+                f"max_tokens ({DEFAULT_GRAPH_MAX_TOKENS:,} unless given). Superseded memories never appear; the "
+                "others' ids are in the edges' memory_ids and cut_for_budget."
             ),
         },
         "notes": {
@@ -357,7 +359,10 @@ GRAPH_SCHEMA = _object(
             "items": _object(
                 {"id": {"type": "string", "format": "uuid"}, "title": {"type": "string"}}, ["id", "title"]
             ),
-            "description": "The notes behind the edges (read them with note_get).",
+            "description": (
+                f"The notes mentioning the entry entities (up to {MAX_ENTRY_NOTES}, most recently changed first), "
+                "then those behind the edges (read them with note_get)."
+            ),
         },
         **CUT_FOR_BUDGET_PROPERTIES,
     },

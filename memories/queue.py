@@ -49,9 +49,11 @@ def enqueue_compression(memory_ids: Sequence[int]) -> None:
         _send_on_commit("compress", memory_id)
 
 
-def enqueue_note_indexing(note_id: int) -> None:
-    """Queue a note for embedding once the current transaction commits."""
-    _send_on_commit("index_note", note_id)
+def enqueue_note_indexing(note_ids: Sequence[int]) -> None:
+    """Queue these notes for embedding once the current transaction commits, one task each (a
+    note has up to a thousand or two passages)."""
+    for note_id in note_ids:
+        _send_on_commit("index_note", note_id)
 
 
 def _send_on_commit(kind: str, *args: object) -> None:

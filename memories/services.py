@@ -3,21 +3,21 @@
 import hashlib
 import logging
 import uuid
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import Value
 from django.utils import timezone
 from psycopg import sql
 
 from gnosem.errors import ValidationError
 from gnosem.types import Owner
-from memories import vectors
+from memories import indexing_lifecycle, vectors
 from memories.chunking import Span
 from memories.compression import awaiting_compression, reset_compression
 from memories.graph import entities_link
+from memories.indexing_lifecycle import MEMORIES, restamp_overdue
 from memories.links import links_lock, loop_closers
 from memories.models import (
     MAX_ALSO_WRITTEN_BY,
@@ -25,7 +25,6 @@ from memories.models import (
     MAX_TAGS,
     Chunk,
     ContentDigest,
-    IndexingStatus,
     Memory,
     MemoryRevision,
     OwnerTermStatistic,
@@ -33,7 +32,6 @@ from memories.models import (
 from memories.near_duplicates import near_duplicates_link
 from memories.queue import enqueue_compression, enqueue_indexing, indexing_batch_size
 from memories.quotas import quota_check, text_growth, token_estimate
-from memories.remote_embedding import WAITING_FOR_ENDPOINT, EmbeddingUnavailable
 from memories.selectors import memories_of, memory_get
 from memories.sequences import context_readers, context_readers_of_inserted, embedding_pieces, sequence_neighbours
 from memories.validation import (
@@ -46,9 +44,6 @@ from memories.validation import (
 )
 
 logger = logging.getLogger(__name__)
-
-# A claimed memory is left alone by other workers this long; after it, the worker is presumed dead.
-INDEXING_LEASE = timedelta(seconds=settings.GNOSEM_INDEXING_LEASE_SECONDS)
 
 
 @transaction.atomic
@@ -233,13 +228,7 @@ def memory_update(
             rereading = True
             memory.content = content
             reset_compression(memory, now)
-            memory.indexing_status = IndexingStatus.PENDING
-            memory.indexing_error = ""
-            memory.indexing_attempts = 0
-            memory.indexing_queued_at = now
-            # A worker still embedding the old text will find it changed and store nothing; its
-            # lease must not keep the task queued below from embedding the new text now.
-            memory.indexing_lease_until = None
+            indexing_lifecycle.back_to_pending(MEMORIES, memory, now)
             enqueue_indexing([memory.pk])
             enqueue_compression(awaiting_compression([memory]))
     if tags is not None:
@@ -302,13 +291,11 @@ def _lock_in_order(memory_ids: list[int]) -> None:
     list(Memory.objects.select_for_update().filter(pk__in=memory_ids).order_by("pk").values_list("pk", flat=True))
 
 
-_REREAD_SQL = """
-    UPDATE memories_memory
-    SET indexing_status = 'pending', indexing_error = '', indexing_attempts = 0,
-        indexing_queued_at = clock_timestamp(), indexing_lease_until = NULL
+_REREAD_SQL = sql.SQL("""
+    UPDATE memories_memory SET {back_to_pending}
     WHERE id IN (SELECT id FROM memories_memory WHERE id = ANY(%s) ORDER BY id FOR UPDATE)
     RETURNING id
-"""
+""").format(back_to_pending=indexing_lifecycle.back_to_pending_sql(MEMORIES))
 
 
 def _reread_in_context(memory_ids: list[int], *, forget: bool) -> None:
@@ -413,19 +400,11 @@ def _claim_for_indexing(first_id: int | None, limit: int) -> list[Memory]:
     simply expires.
     """
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(_CLAIM_SQL, {"first": first_id or 0, "limit": limit, "lease": INDEXING_LEASE})
+        # A claimed memory is left alone by other workers this long; after it, the worker is presumed dead.
+        lease = timedelta(seconds=settings.GNOSEM_INDEXING_LEASE_SECONDS)
+        cursor.execute(_CLAIM_SQL, {"first": first_id or 0, "limit": limit, "lease": lease})
         ids = [row[0] for row in cursor.fetchall()]
     return list(Memory.objects.filter(pk__in=ids).only("id", "owner_id", "content"))
-
-
-def _first_claimable(memory_ids: list[int]) -> int | None:
-    """The first of these memories still waiting for a worker (pending, no live lease), or None."""
-    waiting = set(
-        Memory.objects.filter(pk__in=memory_ids, indexing_status=IndexingStatus.PENDING)
-        .filter(Q(indexing_lease_until__isnull=True) | Q(indexing_lease_until__lt=timezone.now()))
-        .values_list("pk", flat=True)
-    )
-    return next((memory_id for memory_id in memory_ids if memory_id in waiting), None)
 
 
 def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> int:
@@ -439,51 +418,15 @@ def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> i
     batch_size = batch_size or indexing_batch_size()
     indexed = 0
     while True:
-        first = _first_claimable(memory_ids) if memory_ids else None
+        first = indexing_lifecycle.first_waiting(MEMORIES, memory_ids) if memory_ids else None
         if memory_ids and first is None:
             return indexed  # indexed, or another worker's claim holds them
         claimed = _claim_for_indexing(first, max(batch_size, len(memory_ids)))
         if not claimed:
             return indexed
-        indexed += _index_claimed(claimed)
+        indexed += indexing_lifecycle.index_claimed(MEMORIES, claimed, _embed_and_store)
         if not memory_ids:
             return indexed
-
-
-def _index_claimed(claimed: list[Memory]) -> int:
-    """Embed and store a claim; after a failure, record it on the memories it belongs to."""
-    try:
-        return _embed_and_store(claimed)
-    except EmbeddingUnavailable as exc:
-        _leave_pending(claimed, exc)
-        raise
-    except Exception as exc:
-        if len(claimed) == 1:
-            _record_indexing_failure(claimed, exc)
-            raise
-        logger.warning(
-            "embedding %d memories failed (%s: %s); embedding them one at a time", len(claimed), type(exc).__name__, exc
-        )
-    return _index_one_at_a_time(claimed)
-
-
-def _index_one_at_a_time(memories: list[Memory]) -> int:
-    """After a batch failed: embed its memories one by one, so that only those that fail alone
-    spend an attempt, not the other owners' memories that shared the batch. Raises the last
-    failure (the task is retried) once the others are stored."""
-    indexed, failure = 0, None
-    for position, memory in enumerate(memories):
-        try:
-            indexed += _embed_and_store([memory])
-        except EmbeddingUnavailable as exc:
-            _leave_pending(memories[position:], exc)
-            raise
-        except Exception as exc:
-            _record_indexing_failure([memory], exc)
-            failure = exc
-    if failure is not None:
-        raise failure
-    return indexed
 
 
 def _embed_and_store(memories: list[Memory]) -> int:
@@ -528,116 +471,18 @@ def _store_chunks(memories: list[Memory], chunks: list[Chunk], pieces: dict[int,
     return indexed
 
 
-def _leave_pending(memories: list[Memory], exc: EmbeddingUnavailable) -> None:
-    """The embedding endpoint is unavailable for now: release the memories, pending, without
-    counting an attempt against them; the task's retries and the minute sweep try again."""
-    logger.warning("the embedding endpoint is unavailable; %d memories wait: %s", len(memories), exc)
-    Memory.objects.filter(pk__in=[memory.pk for memory in memories], indexing_status=IndexingStatus.PENDING).update(
-        indexing_error=f"{WAITING_FOR_ENDPOINT}{exc}"[:1000], indexing_lease_until=None
-    )
-
-
-def _record_indexing_failure(memories: list[Memory], exc: Exception) -> None:
-    """Count the attempt and keep the reason; after the last attempt the memory is marked failed
-    (it stays stored and findable by keyword)."""
-    reason = f"{type(exc).__name__}: {exc}"[:1000]
-    logger.exception("embedding failed for %d memories", len(memories))
-    last_attempt = settings.GNOSEM_INDEXING_MAX_ATTEMPTS - 1
-    Memory.objects.filter(pk__in=[memory.pk for memory in memories]).update(
-        indexing_attempts=F("indexing_attempts") + 1,
-        indexing_error=reason,
-        indexing_lease_until=None,
-        indexing_status=Case(
-            When(indexing_attempts__gte=last_attempt, then=Value(IndexingStatus.FAILED)),
-            default=F("indexing_status"),
-        ),
-    )
-
-
-_RETRY_FAILED_SQL = """
-    WITH failed AS MATERIALIZED (
-        SELECT id FROM memories_memory
-        WHERE indexing_status = 'failed' AND (%(owner)s::bigint IS NULL OR owner_id = %(owner)s)
-        ORDER BY id LIMIT %(limit)s
-        FOR UPDATE SKIP LOCKED
-    )
-    UPDATE memories_memory AS m
-    SET indexing_status = 'pending', indexing_attempts = 0, indexing_error = '',
-        indexing_queued_at = clock_timestamp(), indexing_lease_until = NULL
-    FROM failed WHERE m.id = failed.id
-    RETURNING m.id
-"""
-
-
-def memories_failed_count(*, owner: Owner | None = None) -> int:
-    """How many memories (of `owner`, or everyone's) failed to be embedded."""
-    memories = Memory.objects.filter(indexing_status=IndexingStatus.FAILED)
-    return (memories if owner is None else memories.filter(owner=owner)).count()
-
-
-def memories_retry_failed(*, owner: Owner | None = None, progress: Callable[[int], None] | None = None) -> int:
-    """Give the memories that failed to be embedded (of `owner`, or everyone's) a fresh start:
-    pending, no attempts spent, queued now. A transaction per batch; `progress(n)` after each.
-    Returns how many were queued."""
-    batch = indexing_batch_size()
-    queued = 0
-    while True:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_RETRY_FAILED_SQL, {"owner": owner.pk if owner is not None else None, "limit": batch})
-            ids = [row[0] for row in cursor.fetchall()]
-            if not ids:
-                return queued
-            enqueue_indexing(ids)
-        queued += len(ids)
-        if progress:
-            progress(len(ids))
-
-
-# What waits in each queue (the column that dates its entry is the `stamp` of `restamp_overdue`).
-_INDEXING_WAITING_SQL = sql.SQL(
-    "indexing_status = 'pending' AND (indexing_lease_until IS NULL OR indexing_lease_until < now())"
-)
+# What waits for compression (the column that dates its entry is the `stamp` of `restamp_overdue`).
 _COMPRESSION_WAITING_SQL = sql.SQL("compression_status = 'pending'")
-
-
-def memories_requeue_stale() -> list[int]:
-    """Queue again the pending memories whose queue entry is older than the re-queue delay (a lost
-    task, a dead worker), marked queued now. Returns their ids."""
-    memory_ids = restamp_overdue(waiting=_INDEXING_WAITING_SQL, stamp="indexing_queued_at", limit=10000)
-    enqueue_indexing(memory_ids)
-    return memory_ids
 
 
 def memories_requeue_stale_compressions() -> list[int]:
     """Queue again the pending compressions overdue by more than the re-queue delay (their task
     was lost or its worker died), marked due now. Returns their ids."""
-    memory_ids = restamp_overdue(waiting=_COMPRESSION_WAITING_SQL, stamp="compression_due_at", limit=1000)
+    memory_ids = restamp_overdue(
+        table="memories_memory", waiting=_COMPRESSION_WAITING_SQL, stamp="compression_due_at", limit=1000
+    )
     enqueue_compression(memory_ids)
     return memory_ids
-
-
-_RESTAMP_SQL = sql.SQL("""
-    WITH stale AS MATERIALIZED (
-        SELECT id FROM {table}
-        WHERE {waiting} AND {stamp} < %(cutoff)s
-        ORDER BY {stamp} LIMIT %(limit)s
-        FOR UPDATE SKIP LOCKED
-    )
-    UPDATE {table} AS target SET {stamp} = now()
-    FROM stale WHERE target.id = stale.id
-    RETURNING target.id
-""")
-
-
-def restamp_overdue(*, waiting: sql.SQL, stamp: str, limit: int, table: str = "memories_memory") -> list[int]:
-    """Set the column `stamp` to now on up to `limit` rows of `table` (memories, or notes) matching
-    `waiting` whose `stamp` is older than the re-queue delay, skipping rows another transaction
-    holds; returns their ids."""
-    cutoff = timezone.now() - timedelta(seconds=settings.GNOSEM_REQUEUE_AFTER_SECONDS)
-    statement = _RESTAMP_SQL.format(table=sql.Identifier(table), waiting=waiting, stamp=sql.Identifier(stamp))
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(statement, {"cutoff": cutoff, "limit": limit})
-        return [row[0] for row in cursor.fetchall()]
 
 
 def term_statistics_prune() -> int:

@@ -11,16 +11,26 @@ from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_startup
 
-from memories import compression, graph, health, notes, services, vector_indexes, vectors
+from memories import compression, graph, health, indexing_lifecycle, notes, services, vector_indexes, vectors
 
 logger = logging.getLogger(__name__)
 
-# A model may take many seconds to answer: at most this many of a consumer's threads wait on it at
-# once, so one is always free to embed (a one-thread consumer takes both kinds in turn).
-COMPRESSION_SLOTS = max(1, settings.HUEY["consumer"]["workers"] - 1)
-_compression_slots = threading.BoundedSemaphore(COMPRESSION_SLOTS)
 # A compression that finds every slot taken tries again this much later.
 BUSY_RETRY_SECONDS = 5
+# The compression slots of this process, by the consumer's thread count (see compression_slots).
+_slots: dict[int, threading.BoundedSemaphore] = {}
+_slots_lock = threading.Lock()
+
+
+def compression_slots() -> threading.BoundedSemaphore:
+    """The slots compressions of this process take. A model may take many seconds to answer: at most
+    all but one of a consumer's threads wait on it at once, so one is always free to embed (a
+    one-thread consumer takes both kinds in turn)."""
+    workers = settings.HUEY["consumer"]["workers"]
+    with _slots_lock:  # the consumer's threads start together: they must share one semaphore
+        if workers not in _slots:
+            _slots[workers] = threading.BoundedSemaphore(max(1, workers - 1))
+        return _slots[workers]
 
 
 @on_startup()
@@ -56,14 +66,15 @@ def index_note_task(note_id: int) -> bool:
 @db_task(priority=-1)
 def compress_memory_task(memory_id: int, attempt: int = 1) -> None:
     """Compress one memory; after a transient failure, try again later with back-off."""
-    if not _compression_slots.acquire(blocking=False):
+    slots = compression_slots()
+    if not slots.acquire(blocking=False):
         compression.postpone(memory_id, BUSY_RETRY_SECONDS)
         compress_memory_task.schedule((memory_id, attempt), delay=BUSY_RETRY_SECONDS)
         return
     try:
         run = compression.memory_compress(memory_id=memory_id, attempt=attempt)
     finally:
-        _compression_slots.release()
+        slots.release()
     if run is not None and run.retry_in is not None:
         compress_memory_task.schedule((memory_id, attempt + 1), delay=run.retry_in)
 
@@ -71,9 +82,9 @@ def compress_memory_task(memory_id: int, attempt: int = 1) -> None:
 @db_periodic_task(crontab(minute="*"))
 def requeue_stale_memories_task() -> int:
     """Nothing is lost when a worker dies or a queue entry vanishes: re-queue what waits too long."""
-    ids = services.memories_requeue_stale()
+    ids = indexing_lifecycle.requeue_stale(indexing_lifecycle.MEMORIES)
     compression_ids = services.memories_requeue_stale_compressions()
-    note_ids = notes.notes_requeue_stale()
+    note_ids = indexing_lifecycle.requeue_stale(indexing_lifecycle.NOTES)
     if ids or compression_ids or note_ids:
         logger.info(
             "re-queued %d memories for embedding, %d for compression, %d notes",
@@ -92,7 +103,7 @@ def prune_term_statistics_task() -> int:
 
 @db_periodic_task(crontab(minute="23"))
 def prune_entities_task() -> int:
-    """Hourly: drop the entities no memory mentions any more."""
+    """Hourly: drop the entities no memory or note mentions any more."""
     return graph.entities_prune()
 
 

@@ -595,7 +595,7 @@ def _create_notes(owner: Owner, entries: list[_NoteEntry]) -> int:
     batch = _note_batch()
     for start in range(0, len(notes), batch):
         for note in Note.objects.bulk_create(notes[start : start + batch]):
-            enqueue_note_indexing(note.pk)
+            enqueue_note_indexing([note.pk])
     return new_ids
 
 

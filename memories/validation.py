@@ -114,7 +114,7 @@ def clean_top_k(top_k: object) -> int:
 
 
 def clean_limit(limit: object) -> int:
-    """Memories per page of a list."""
+    """Memories or notes per page of a list."""
     return _count("limit", limit, default=DEFAULT_LIST_LIMIT, maximum=MAX_LIST_LIMIT)
 
 

@@ -160,5 +160,4 @@ def _requeue_notes_without(model_name: str) -> None:
     Note.objects.filter(pk__in=note_ids).update(
         indexing_status=IndexingStatus.PENDING, indexing_queued_at=timezone.now()
     )
-    for note_id in note_ids:
-        enqueue_note_indexing(note_id)
+    enqueue_note_indexing(note_ids)

@@ -18,13 +18,23 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
 from gnosem.errors import NotFound, QuotaExceeded, ValidationError
-from memories import graph_explore, health, llm, near_duplicates, notes, selectors, services, transfer
+from memories import (
+    graph_explore,
+    health,
+    indexing_lifecycle,
+    llm,
+    near_duplicates,
+    notes,
+    selectors,
+    services,
+    transfer,
+)
 from memories.graph_drawing import neighbourhood_drawing
 from memories.markdown import render_markdown
 from memories.models import MAX_ENTITY_NAME_CHARS, EntityKind, Memory, Note, NoteFormat
 from memories.note_files import note_from_upload, note_upload_limits
 from memories.quotas import STORED_KINDS, quota_usage
-from memories.ratelimit import import_rate_limit_hit, note_upload_rate_limit_hit
+from memories.ratelimit import RateDecision, import_rate_limit_hit, note_upload_rate_limit_hit
 from memories.search.notes import note_search
 from memories.search.pipeline import search_hybrid
 from memories.usage_chart import writes_chart
@@ -108,6 +118,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     context = {
         "query": query,
         "usage": selectors.memory_usage(owner),
+        "notes_failed": indexing_lifecycle.failed_count(indexing_lifecycle.NOTES, owner=owner),
         "quota": quota,
         "quota_rows": [
             ("memories and notes", quota.memories),
@@ -306,7 +317,7 @@ def entity_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
             for edge in view.edges
             if entity.pk in (edge.source.pk, edge.target.pk)
         ],
-        "memories": graph_explore.entity_memories(owner=request.user, entity=entity, limit=ENTITY_PAGE_MEMORIES),
+        "memories": graph_explore.entity_memories(owner=request.user, entities=[entity], limit=ENTITY_PAGE_MEMORIES),
     }
     return render(request, "memories/entity_detail.html", context)
 
@@ -336,17 +347,16 @@ def memory_delete(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
 @login_required
 @require_POST
 def retry_failed(request: HttpRequest) -> HttpResponse:
-    """The dashboard's "Retry failed" button: the user's memories that failed to be embedded are
-    queued again (`manage.py reindexmemories --failed` does the same from the command line)."""
-    queued = services.memories_retry_failed(owner=request.user)
-    if queued:
+    """The dashboard's "Retry failed" button: the user's memories and notes that failed to be
+    embedded are queued again (`manage.py reindexmemories --failed` does the same from the command line)."""
+    retried = indexing_lifecycle.failed_retry(owner=request.user)
+    if retried.memories or retried.notes:
         messages.success(
             request,
-            f"{queued} memor{'y' if queued == 1 else 'ies'} queued to be embedded again; they become "
-            "findable by meaning once embedded.",
+            f"{retried.described()} queued to be embedded again; they become findable by meaning once embedded.",
         )
     else:
-        messages.info(request, "No memory failed to be embedded: nothing to retry.")
+        messages.info(request, "No memory or note failed to be embedded: nothing to retry.")
     return redirect("home")
 
 
@@ -357,6 +367,14 @@ def export_download(request: HttpRequest) -> StreamingHttpResponse:
     response = transfer.export_response(request.user)
     activity_record(owner=request.user, action=ActivityAction.EXPORTED, request=request)
     return response
+
+
+def _rate_limited(page: HttpResponse, decision: RateDecision) -> HttpResponse:
+    """`page`, which says why, as the answer to a request over a rate limit: 429, with the seconds to
+    wait in Retry-After."""
+    page.status_code = 429
+    page["Retry-After"] = str(decision.retry_after)
+    return page
 
 
 @login_required
@@ -374,9 +392,7 @@ def transfer_page(request: HttpRequest) -> HttpResponse:
     decision = import_rate_limit_hit(request.user)
     if not decision.allowed:
         context["error"] = decision.message("your account", "imports")
-        response = render(request, "memories/transfer.html", context, status=429)
-        response["Retry-After"] = str(decision.retry_after)
-        return response
+        return _rate_limited(render(request, "memories/transfer.html", context), decision)
     try:
         report = transfer.import_memories(owner=request.user, document=transfer.parse_document(upload.read()))
     except ValidationError as error:
@@ -483,9 +499,7 @@ def note_upload(request: HttpRequest) -> HttpResponse:
     decision = note_upload_rate_limit_hit(request.user)
     if not decision.allowed:
         message = decision.message("your account", "note uploads")
-        response = _notes_page(request, upload_tags=tags, upload_error=message, status=429)
-        response["Retry-After"] = str(decision.retry_after)
-        return response
+        return _rate_limited(_notes_page(request, upload_tags=tags, upload_error=message), decision)
     try:
         cleaned_tags = clean_tags(_typed_tags(tags))  # before a PDF takes its time to read
         text = note_from_upload(upload.name, upload.read(), max_bytes=settings.GNOSEM_NOTE_MAX_BYTES)

@@ -27,7 +27,7 @@ from memories.api.throttles import ImportRateThrottle, TokenRateThrottle
 from memories.counting import GROUPINGS, memory_count
 from memories.graph_explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT, graph_explore
 from memories.models import Memory
-from memories.notes import DEFAULT_NOTE_LIST_LIMIT, MAX_NOTE_LIST_LIMIT, NOTE_START_SCHEMA
+from memories.notes import NOTE_START_SCHEMA
 from memories.presenters import (
     graph_to_dict,
     history_to_dict,
@@ -69,14 +69,16 @@ from memories.validation import (
 Number = TypeVar("Number", int, float)
 
 
+def _rate_limited(limits: str) -> OpenApiResponse:
+    """The 429 of an operation over `limits` (memories.api.throttles refuses it)."""
+    return OpenApiResponse(shapes.ErrorOut, description=f"Over {limits}; `Retry-After` gives the seconds to wait.")
+
+
 # What any operation may answer, whatever its parameters.
 ANY_REQUEST_ERRORS = {
     401: OpenApiResponse(shapes.ErrorOut, description="Missing, unknown or revoked token."),
     406: OpenApiResponse(shapes.ErrorOut, description="The Accept header allows no JSON answer."),
-    429: OpenApiResponse(
-        shapes.ErrorOut,
-        description="Over the token's rate limit (GNOSEM_TOKEN_RATE_LIMIT); `Retry-After` gives the seconds to wait.",
-    ),
+    429: _rate_limited("the token's rate limit (GNOSEM_TOKEN_RATE_LIMIT)"),
 }
 ERRORS = {
     400: OpenApiResponse(shapes.ErrorOut, description="A parameter is malformed; the message says which and why."),
@@ -424,7 +426,7 @@ class NoteListView(APIView):
         operation_id="notes_list",
         summary="List notes, most recently changed first (without their text)",
         parameters=[
-            OpenApiParameter("limit", int, description=f"1-{MAX_NOTE_LIST_LIMIT} (default {DEFAULT_NOTE_LIST_LIMIT})."),
+            OpenApiParameter("limit", LIMIT_SCHEMA, description=f"1-{MAX_LIST_LIMIT} (default {DEFAULT_LIST_LIMIT})."),
             OpenApiParameter("cursor", str, description="`next_cursor` of the previous page."),
             NOTE_TAGS_PARAMETER,
         ],
@@ -519,11 +521,13 @@ class SemanticSearchView(APIView):
 class GraphExploreView(APIView):
     @extend_schema(
         operation_id="graph_explore",
-        summary="The entities around one entity, or around what a query finds, and the memories linking them",
+        summary="What is known about one entity, or around what a query finds: its memories and its neighbours",
         description=(
             "Give `entity` (a name), `entity_id` or `query`. Entities are extracted from each memory's text, tags "
-            "and compressed facts; two are linked by the current memories mentioning both. An unknown entity is 404 "
-            "(an unknown name's message names the closest names there are)."
+            "and compressed facts; two are linked by the current memories mentioning both. The answer's memories "
+            "are the starting entities' own first (from a query, its results mentioning them, best first), then "
+            "those linking them to their neighbours. An unknown entity is 404 (an unknown name's message names the "
+            "closest names there are)."
         ),
         parameters=[
             OpenApiParameter("entity", str, description="The entity to start from (case and plurals do not matter)."),
@@ -621,10 +625,7 @@ class ImportView(APIView):
             200: shapes.ImportReportOut,
             **ERRORS,
             403: QUOTA_REFUSED,
-            429: OpenApiResponse(
-                shapes.ErrorOut,
-                description="Over the token's rate limit or the account's import limit (GNOSEM_IMPORT_RATE_LIMIT).",
-            ),
+            429: _rate_limited("the token's rate limit or the account's import limit (GNOSEM_IMPORT_RATE_LIMIT)"),
             413: OpenApiResponse(shapes.ErrorOut, description="Body over the import limit."),
         },
     )

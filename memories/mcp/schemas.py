@@ -13,7 +13,7 @@ from memories.counting import GROUPINGS
 from memories.graph_explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT
 from memories.graph_explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
 from memories.models import MAX_CONTENT_CHARS, MAX_ENTITY_NAME_CHARS, MAX_NOTE_TITLE_CHARS, MAX_TAGS
-from memories.notes import DEFAULT_NOTE_LIST_LIMIT, MAX_NOTE_LIST_LIMIT, NOTE_START_SCHEMA
+from memories.notes import NOTE_START_SCHEMA
 from memories.presenters import DUPLICATE_PROPERTY, MEMORY_PROPERTIES
 from memories.search.notes import KINDS as SEARCH_KINDS
 from memories.validation import (
@@ -241,8 +241,8 @@ EXPLORE_GRAPH_INPUT = _object(
         "max_tokens": {
             **MAX_TOKENS_SCHEMA,
             "description": (
-                f"The most tokens the memories behind the edges may take (default {DEFAULT_GRAPH_MAX_TOKENS:,}; "
-                "those over it are listed in cut_for_budget)."
+                f"The most tokens the memories may take (default {DEFAULT_GRAPH_MAX_TOKENS:,}): the starting "
+                "entities' own first, then those behind the edges; those over it are listed in cut_for_budget."
             ),
         },
     }
@@ -305,7 +305,7 @@ NOTE_GET_INPUT = _object(
 NOTE_LIST_INPUT = _object(
     {
         "tags": {**_TAGS, "description": "Only notes carrying all of these tags."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_NOTE_LIST_LIMIT, "default": DEFAULT_NOTE_LIST_LIMIT},
+        "limit": {**LIMIT_SCHEMA, "description": f"How many notes per page (1-{MAX_LIST_LIMIT})."},
         "cursor": {"type": "string", "description": "next_cursor of the previous page."},
     }
 )

@@ -421,11 +421,11 @@ _ALL_TOOLS = (
         name="explore_graph",
         title="Explore people, projects and things across memories",
         description=(
-            "See how the entities in the user's memories connect: from an entity (a person, project, place, "
-            "technology, error code, ...) or from a query, the entities that appear together with it, how strongly "
-            "and how (fact keys, tags, text), and the memories that link them. Use it for questions about a person "
-            "or project as a whole, or to find what is related to something across many memories; depth 2 goes "
-            "one step further."
+            "See what the user's memories say about an entity and how it connects: from an entity (a person, "
+            "project, place, technology, error code, ...) or from a query, the memories and notes mentioning it, the "
+            "entities that appear together with it, how strongly and how (fact keys, tags, text), and the memories "
+            "that link them. Use it for questions about a person or project as a whole, or to find what is related "
+            "to something across many memories; depth 2 goes one step further."
         ),
         input_schema=schemas.EXPLORE_GRAPH_INPUT,
         output_schema=GRAPH_SCHEMA,

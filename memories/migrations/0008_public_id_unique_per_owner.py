@@ -1,4 +1,4 @@
-"""Public ids become unique per owner instead of across all owners (issue 10, finding 9): an import
+"""Public ids become unique per owner instead of across all owners: an import
 keeps every id its owner does not already use, so its outcome cannot tell whether another user
 holds that id. A plain index on public_id stays for look-ups by id."""
 

@@ -1,4 +1,4 @@
-"""Fair shares (issue 10): per-user quotas (no row = unlimited) and the rate limiter's counters, in an
+"""Fair shares: per-user quotas (no row = unlimited) and the rate limiter's counters, in an
 UNLOGGED table: losing them in a crash only hands out a fresh allowance."""
 
 import django.db.models.deletion

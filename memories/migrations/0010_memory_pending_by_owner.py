@@ -1,4 +1,4 @@
-"""Fair indexing (issue 10): the worker's claim serves owners in turn, finding the owners with
+"""Fair indexing: the worker's claim serves owners in turn, finding the owners with
 pending memories and each one's oldest through this partial index (only pending rows: it stays
 small however many memories are indexed)."""
 

@@ -1,7 +1,9 @@
 """A person in a real browser (Debian's Chromium through Playwright) against a live server: sign
 up and confirm the address from the mail, create a token, let an assistant write through the MCP
-SDK client with it, see the memory on the dashboard, search it, open it, export everything and
-import it back, and read the API docs.
+SDK client with it, see the memory on the dashboard, search it, open it, edit it and read its
+earlier version, export everything and import it back, review a near-duplicate, write and read a
+note, browse the entities and one's drawn neighbourhood, answer an assistant's consent page, read
+the activity log and the API docs: every page a signed-in person reaches.
 
 GNOSEM_SCREENSHOTS=1 saves one screenshot per page under bench/screenshots/.
 """
@@ -9,19 +11,27 @@ GNOSEM_SCREENSHOTS=1 saves one screenshot per page under bench/screenshots/.
 import json
 import os
 import threading
+import urllib.request
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import pytest
 from mcp import Client
 
 from tests.accounts.email_confirmation import confirmation_link
+from tests.accounts.oauth.grants import REDIRECT_URI, Authorization
 from tests.memories.mcp.conftest import run_client
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "screenshots"
 PASSWORD = "a long browser passphrase 31"
 MEMORY = "Production deploys go through ArgoCD; the rollback runbook code is ERR_ARGO_5521."
+EDITED = MEMORY + " Rollbacks need two approvals."
+# Two memories saying one thing in other words: the second is linked as a near-duplicate.
+ORIGINAL = "The staging database listens on port 5433 because 5432 is taken by the legacy cluster."
+RESTATED = "Staging's database runs on port 5433, since the legacy cluster already uses 5432."
+NOTE = "# Rollback\n\nRoll back with `argocd app rollback`; **two approvals** are needed."
 HOSTILE = 'Pasted from a web page: <script>window.gnosemXss = 1</script><img src=x onerror="window.gnosemXss = 2">'
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium")
@@ -59,12 +69,27 @@ class Shots:
             self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
-def write_with_the_sdk_client(live_server, token: str) -> dict:
-    """The assistant's side, in its own thread (Playwright owns this thread's event loop)."""
+def register_an_assistant(live_server, name: str) -> SimpleNamespace:
+    """The assistant registers itself at /oauth/register, as claude.ai does (over HTTP: an ORM call
+    from this thread would open a connection in Playwright's event loop context that no teardown
+    closes)."""
+    body = {"client_name": name, "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+    request = urllib.request.Request(
+        live_server.url + "/oauth/register",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return SimpleNamespace(client_id=json.load(answer)["client_id"])
+
+
+def write_with_the_sdk_client(live_server, token: str, writes: list[dict]) -> dict:
+    """The assistant's side, in its own thread (Playwright owns this thread's event loop): the
+    memory_write calls in order; the last one's result."""
 
     async def write(client: Client) -> dict:
-        await client.call_tool("memory_write", {"content": HOSTILE})
-        result = await client.call_tool("memory_write", {"content": MEMORY, "tags": ["ops", "deploy"]})
+        for arguments in writes:
+            result = await client.call_tool("memory_write", arguments)
         return result.structured_content
 
     outcome: dict = {}
@@ -118,7 +143,9 @@ def test_sign_up_connect_an_assistant_find_its_memory_and_export(live_server, br
     assert live_server.url + "/mcp" in page.inner_text("#snippet-cursor")
     shot("06-connect")
 
-    written = write_with_the_sdk_client(live_server, token)
+    written = write_with_the_sdk_client(
+        live_server, token, [{"content": HOSTILE}, {"content": MEMORY, "tags": ["ops", "deploy"]}]
+    )
     assert written["id"]
 
     page.get_by_role("link", name="Memories").click()
@@ -148,10 +175,55 @@ def test_sign_up_connect_an_assistant_find_its_memory_and_export(live_server, br
     assert "export.json: 0 memories imported, 2 duplicates skipped." in page.inner_text(".messages")
     shot("11-imported")
 
+    page.get_by_role("link", name="Memories").click()
+    page.click(f".memory-list a.text:has-text('{MEMORY}')")
+    page.get_by_role("link", name="Edit").click()
+    page.fill("#content", EDITED)
+    shot("12-edit")
+    page.get_by_role("button", name="Save").click()
+    assert page.inner_text("#raw-text") == EDITED and page.inner_text("#revisions pre") == MEMORY
+    shot("13-history")
+
+    write_with_the_sdk_client(live_server, token, [{"content": ORIGINAL}, {"content": RESTATED}])
+    page.goto(f"{live_server.url}/memories/duplicates/")
+    assert RESTATED in page.inner_text("main") and ORIGINAL in page.inner_text("main")
+    shot("14-near-duplicates")
+
+    page.get_by_role("link", name="Notes").click()
+    page.fill("#title", "Rollback runbook")
+    page.fill("#content", NOTE)
+    shot("15-notes")
+    page.get_by_role("button", name="Save note").click()
+    page.wait_for_selector("text=Rollback runbook")
+    assert "two approvals" in page.inner_text("#note-text")
+    shot("16-note")
+
+    page.get_by_role("link", name="Entities").click()
+    shot("17-entities")
+    page.get_by_role("link", name="ArgoCD").first.click()
+    assert page.locator("#neighbourhood").count() == 1  # drawn with the entities mentioned beside it
+    assert "ERR_ARGO_5521" in page.inner_text("main")
+    shot("18-entity")
+
+    authorization = Authorization(
+        register_an_assistant(live_server, "Browser test assistant"), resource=f"{live_server.url}/mcp"
+    )
+    page.goto(live_server.url + authorization.url)
+    assert "Browser test assistant" in page.inner_text("main")
+    shot("19-consent")
+    with page.expect_response(lambda response: response.request.method == "POST") as answer:
+        page.get_by_role("button", name="Allow").click()
+    assert answer.value.headers["location"].startswith(authorization.redirect_uri + "?code=")
+    page.wait_for_url(lambda url: not url.startswith(live_server.url))  # off to the assistant (not there)
+
+    page.goto(f"{live_server.url}/activity/")
+    assert "browser test claude code" in page.inner_text("main")  # the token created above
+    shot("20-activity")
     page.get_by_role("link", name="API").click()
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)  # the docs page's own scripts ran
-    shot("12-api-docs")
+    shot("21-api-docs")
     page.goto(f"{live_server.url}/tokens/")
-    shot("13-tokens")
+    shot("22-tokens")
 
-    assert foreign == []  # nothing was fetched from anywhere but this server
+    # Nothing was fetched from anywhere but this server (and the assistant's redirect, answered above).
+    assert [url for url in foreign if not url.startswith(authorization.redirect_uri)] == []

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import transaction
 
-from memories import embedding, near_duplicates, services, transfer
-from memories.models import Chunk, IndexingStatus, Memory
+from memories import embedding, near_duplicates, notes, services, transfer
+from memories.models import Chunk, IndexingStatus, Memory, Note
 from tests.memories.chat_server import ChatServer
 from tests.memories.mcp.conftest import mcp, mcp_as  # noqa: F401  (MCP callers, for tests of a service through every door)
 
@@ -163,6 +163,20 @@ def failed_memory() -> Callable[..., Memory]:
         return memory
 
     return failed_memory
+
+
+@pytest.fixture(scope="session")
+def failed_note() -> Callable[..., Note]:
+    """A note whose every embedding attempt failed, as the worker leaves it."""
+
+    def failed_note(owner, title: str, content: str) -> Note:
+        note = notes.note_write(owner=owner, title=title, content=content)
+        Note.objects.filter(pk=note.pk).update(
+            indexing_status=IndexingStatus.FAILED, indexing_attempts=5, indexing_error="OSError: model file missing"
+        )
+        return note
+
+    return failed_note
 
 
 @pytest.fixture(scope="session")

@@ -345,8 +345,10 @@ def test_a_compression_finding_every_slot_taken_waits_and_leaves_the_thread_free
 
     memory = services.memory_write(owner=owner, content=RAW)
     chat_server.answer(GOOD)
-    taken = [tasks._compression_slots.acquire(blocking=False) for _ in range(tasks.COMPRESSION_SLOTS)]
-    assert all(taken)  # other threads are all waiting on the model
+    slots = tasks.compression_slots()
+    taken = 0
+    while slots.acquire(blocking=False):  # other threads are all waiting on the model
+        taken += 1
     try:
         compress_memory_task.call_local(memory.pk)
         memory.refresh_from_db()
@@ -356,9 +358,22 @@ def test_a_compression_finding_every_slot_taken_waits_and_leaves_the_thread_free
         assert later.args == (memory.pk, 1)
     finally:
         HUEY.flush()
-        for _ in taken:
-            tasks._compression_slots.release()
+        for _ in range(taken):
+            slots.release()
 
     compress_memory_task.call_local(memory.pk)  # a slot is free again
     memory.refresh_from_db()
     assert memory.compression_status == CompressionStatus.COMPRESSED
+
+
+def test_the_compression_slots_follow_the_consumers_worker_count_when_used(settings):
+    from memories import tasks
+
+    settings.HUEY = {**settings.HUEY, "consumer": {**settings.HUEY["consumer"], "workers": 4}}
+    slots = tasks.compression_slots()
+    taken = [slots.acquire(blocking=False) for _ in range(4)]
+    try:
+        assert taken == [True, True, True, False]  # one thread of four is always left to embed
+    finally:
+        for _ in range(sum(taken)):
+            slots.release()

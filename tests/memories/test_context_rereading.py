@@ -1,4 +1,4 @@
-"""What a memory was read in context of is forgotten with it (issue 10, finding 7).
+"""What a memory was read in context of is forgotten with it.
 
 A short memory written minutes after another by the same client is also embedded as
 "predecessor + itself" (memories.sequences). Deleting or changing the predecessor must not

@@ -526,3 +526,12 @@ def test_entity_key_never_raises(name):
 @given(name=st.text(alphabet="abcXYZ sS'.-_/@019", max_size=40))
 def test_entity_key_ignores_case(name):
     assert entity_key(name.upper()) == entity_key(name.lower())
+
+
+def test_the_entity_table_stores_every_kind_key_and_name_the_extractor_makes():
+    from memories.entity_extraction import MAX_ENTITY_KEY_CHARS, MAX_ENTITY_NAME_CHARS
+    from memories.models import Entity, EntityKind
+
+    assert list(EntityKind.values) == list(KINDS)
+    assert Entity._meta.get_field("key").max_length == MAX_ENTITY_KEY_CHARS
+    assert Entity._meta.get_field("name").max_length == MAX_ENTITY_NAME_CHARS

@@ -7,14 +7,16 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from gnosem.errors import NotFound, ValidationError
-from memories import graph, services
+from memories import graph, notes, services
 from memories.entity_extraction import entity_key
-from memories.graph_explore import graph_explore
-from memories.models import Entity, EntityMention, Memory
+from memories.graph_explore import MAX_ENTRY_MEMORIES, QUERY_RESULTS, graph_explore
+from memories.models import Entity, EntityMention, Memory, NoteMention
 from memories.search.pipeline import search_hybrid
 from tests.memories.conftest import GOOD, RAW
 
@@ -66,6 +68,17 @@ def test_an_update_relinks_at_once_and_a_deletion_unlinks(owner, atlas):
     assert Entity.objects.filter(key="atlas").exists()  # still mentioned: never pruned
 
 
+def test_pruning_keeps_the_entities_only_a_note_mentions(owner, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):  # the note's embedding, as a worker would run it
+        note = notes.note_write(owner=owner, title="Kestrel", content="Priya Raman runs the Kestrel Labs account.")
+    assert NoteMention.objects.filter(note=note, entity__key="priya raman").exists()
+    Entity.objects.filter(owner=owner).update(linked_at=timezone.now() - graph.PRUNE_AFTER - timedelta(minutes=1))
+
+    assert graph.entities_prune() == 0
+
+    assert NoteMention.objects.filter(note=note, entity__key="priya raman").exists()
+
+
 def test_compressed_facts_link_their_entities(owner, chat_server, django_capture_on_commit_callbacks):
     chat_server.answer(GOOD)
     with django_capture_on_commit_callbacks(execute=True):  # embedding and compression, as a worker would
@@ -98,9 +111,94 @@ def test_explore_from_an_entity_gives_its_neighbours_edges_and_memories(owner, a
 
 
 def test_explore_from_a_query_starts_at_the_entities_of_its_results(owner, atlas):
-    view = graph_explore(owner=owner, query="when does the Atlas launch happen?")
+    query = "when does the Atlas launch happen?"
 
+    view = graph_explore(owner=owner, query=query)
+
+    entry = {entity.pk for entity in view.entry}
     assert "atlas" in {entity.key for entity in view.entry}
+    ranked = [
+        hit.memory.pk
+        for hit in search_hybrid(owner=owner, query=query, top_k=QUERY_RESULTS, diversity=0)
+        if EntityMention.objects.filter(memory=hit.memory, entity_id__in=entry).exists()
+    ]
+    assert [memory.pk for memory in view.memories][: len(ranked)] == ranked  # the query's results, best first
+
+
+KESTREL_LABS = (
+    "Kestrel Labs pays its invoices on the first of the month.",
+    "Our contact at Kestrel Labs prefers email to phone calls.",
+    "The contract with Kestrel Labs renews every spring.",
+)
+
+
+def test_exploring_an_entity_shows_its_own_memories_and_notes_edges_or_not(
+    owner, index, mcp, client, owner_token, django_capture_on_commit_callbacks
+):
+    lone = index(*(services.memory_write(owner=owner, content=text) for text in KESTREL_LABS))
+    assert all(mention_names(memory) == {"kestrel lab"} for memory in lone)  # no other entity: no edge
+
+    view = graph_explore(owner=owner, entity="Kestrel Labs")
+
+    assert view.edges == [] and [node.memories for node in view.nodes] == [3]
+    assert [memory.pk for memory in view.memories] == [memory.pk for memory in reversed(lone)]  # newest first
+
+    linked, correction = index(
+        services.memory_write(owner=owner, content="Priya Raman signed the Kestrel Labs contract."),
+        services.memory_write(
+            owner=owner, content="Kestrel Labs pays its invoices on the fifth.", supersedes=[str(lone[0].public_id)]
+        ),
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        note = notes.note_write(owner=owner, title="Vendors", content="# Vendors\n\nKestrel Labs sends its reports.")
+
+    view = graph_explore(owner=owner, entity="Kestrel Labs")
+
+    # Its own, newest first (the one behind the edge among them), and the superseded one never.
+    expected = [correction, linked, lone[2], lone[1]]
+    assert [memory.pk for memory in view.memories] == [memory.pk for memory in expected]
+    assert view.notes == [note]
+    result = mcp.ok("explore_graph", {"entity": "Kestrel Labs"})
+    assert [memory["id"] for memory in result["memories"]] == [str(memory.public_id) for memory in expected]
+    assert result["notes"] == [{"id": str(note.public_id), "title": "Vendors"}]
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {owner_token}"}
+    answer = client.get(reverse("api-graph"), {"entity": "kestrel labs"}, **headers).json()
+    assert [memory["id"] for memory in answer["memories"]] == [memory["id"] for memory in result["memories"]]
+    found = mcp.ok("explore_graph", {"query": "when does Kestrel Labs pay its invoices?"})
+    assert str(correction.public_id) in {memory["id"] for memory in found["memories"]}
+    assert str(lone[0].public_id) not in {memory["id"] for memory in found["memories"]}
+
+
+def test_an_entitys_own_memories_come_firmest_mention_first(owner, atlas):
+    deadline, stack, _hiking, _error = atlas  # Atlas: a tag of the older one, a word of the newer one's text
+
+    view = graph_explore(owner=owner, entity="Atlas")
+
+    assert [memory.pk for memory in view.memories][:2] == [deadline.pk, stack.pk]
+
+
+def test_an_entity_many_memories_mention_shows_a_bounded_few_and_its_page_lists_them(owner, index, owner_client):
+    def releases(numbers: range) -> list[Memory]:
+        return index(
+            *(
+                services.memory_write(owner=owner, content=f"Kestrel Labs shipped release {i} of the sensor firmware.")
+                for i in numbers
+            )
+        )
+
+    many = releases(range(2))
+    with CaptureQueriesContext(connection) as few_queries:
+        graph_explore(owner=owner, entity="Kestrel Labs")
+    many += releases(range(2, MAX_ENTRY_MEMORIES + 3))
+
+    with CaptureQueriesContext(connection) as queries:
+        view = graph_explore(owner=owner, entity="Kestrel Labs")
+
+    assert len(queries) == len(few_queries)  # none per memory
+    assert [memory.pk for memory in view.memories] == [memory.pk for memory in reversed(many)][:MAX_ENTRY_MEMORIES]
+    entity = Entity.objects.get(owner=owner, key="kestrel lab")
+    page = owner_client.get(reverse("entity_detail", args=[entity.public_id])).content.decode()
+    assert all(f"/memories/{memory.public_id}/" in page for memory in many)
 
 
 def test_bad_explore_arguments_are_clear_errors(owner, atlas):

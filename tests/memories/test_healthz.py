@@ -8,8 +8,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from memories import health, services
-from memories.models import IndexingStatus, Memory
+from memories import health, notes, services
+from memories.models import IndexingStatus, Memory, Note
 
 
 @pytest.fixture
@@ -44,13 +44,19 @@ def test_staff_get_the_database_the_queue_and_the_worker(staff_client):
         "tasks_waiting",
         "memories_pending",
         "memories_failed",
+        "notes_pending",
+        "notes_failed",
         "oldest_pending_seconds",
     }
     assert isinstance(body["queue"]["tasks_waiting"], int)
     assert body["queue"]["memories_pending"] == 0
     assert body["queue"]["oldest_pending_seconds"] is None
     assert body["worker"]["status"] == "ok"
-    assert body["embedding"] == {"reembedding_needed": False, "waiting_for_endpoint": 0}
+    assert body["embedding"] == {
+        "reembedding_needed": False,
+        "waiting_for_endpoint": 0,
+        "notes_waiting_for_endpoint": 0,
+    }
 
 
 def test_everyone_gets_the_details_when_the_operator_turns_them_on(client, db, settings):
@@ -71,6 +77,17 @@ def test_staff_see_pending_and_failed_memories_counted(staff_client, owner):
     queue = staff_client.get("/healthz").json()["queue"]
     assert queue["memories_pending"] == 1
     assert queue["memories_failed"] == 1
+    assert 590 <= queue["oldest_pending_seconds"] < 660
+
+
+def test_staff_see_pending_and_failed_notes_counted(staff_client, owner):
+    pending = notes.note_write(owner=owner, title="Waiting", content="waiting")
+    failed = notes.note_write(owner=owner, title="Broken", content="broken")
+    Note.objects.filter(pk=pending.pk).update(indexing_queued_at=timezone.now() - timedelta(minutes=10))
+    Note.objects.filter(pk=failed.pk).update(indexing_status=IndexingStatus.FAILED)
+    queue = staff_client.get("/healthz").json()["queue"]
+    assert (queue["notes_pending"], queue["notes_failed"]) == (1, 1)
+    assert (queue["memories_pending"], queue["memories_failed"]) == (0, 0)
     assert 590 <= queue["oldest_pending_seconds"] < 660
 
 

@@ -15,8 +15,9 @@ from django.utils import timezone
 
 import memories.queue
 from gnosem.errors import NotFound, QuotaExceeded, ValidationError
-from memories import notes, vectors
+from memories import indexing_lifecycle, notes, vectors
 from memories.graph_explore import graph_explore
+from memories.indexing_lifecycle import NOTES
 from memories.models import IndexingStatus, Note, NoteChunk, NoteMention, Quota
 from memories.search.notes import note_search, semantic_search
 from tests.memories.mcp.conftest import McpCaller
@@ -254,10 +255,10 @@ def test_the_sweep_queues_again_a_note_left_pending(owner, settings):
     Note.objects.filter(pk=note.pk).update(indexing_queued_at=long_ago)
     fresh = notes.note_write(owner=owner, title="Runbook", content=RUNBOOK)
 
-    assert notes.notes_requeue_stale() == [note.pk]
+    assert indexing_lifecycle.requeue_stale(NOTES) == [note.pk]
     note.refresh_from_db()
     assert note.indexing_queued_at > long_ago
-    assert notes.notes_requeue_stale() == [] and fresh.pk != note.pk
+    assert indexing_lifecycle.requeue_stale(NOTES) == [] and fresh.pk != note.pk
 
 
 def lock_waiters() -> int:

@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 
 from gnosem.checks import check_remote_embedding_settings
-from memories import embedding, services
+from memories import embedding, notes, services
 from memories.models import Chunk, IndexingStatus, Memory, ServingModel
 from memories.remote_embedding import EmbeddingError, EmbeddingUnavailable, RemoteEmbedder
 from memories.search.pipeline import search_hybrid
@@ -105,6 +105,26 @@ def test_an_unavailable_endpoint_leaves_memories_pending_without_spending_attemp
     endpoint.failures.clear()  # it answers again
     assert services.memories_index(memory_ids=[memory.pk for memory in memories]) == 2
     assert statuses(*memories) == [(IndexingStatus.INDEXED, 0)] * 2
+
+
+def test_an_unavailable_endpoint_leaves_a_note_pending_without_spending_an_attempt(owner, endpoint, client, settings):
+    settings.GNOSEM_HEALTHZ_DETAILS = True
+    note = notes.note_write(owner=owner, title="Vacation", content=VACATION)
+    endpoint.fail(*[Failure(status=503)] * 10)
+
+    with pytest.raises(EmbeddingUnavailable):
+        notes.note_index(note.pk)
+
+    note.refresh_from_db()
+    assert (note.indexing_status, note.indexing_attempts) == (IndexingStatus.PENDING, 0)
+    assert note.indexing_error.startswith("waiting for the embedding endpoint:")
+    report = client.get("/healthz").json()
+    assert "embedding: 1 notes wait for the embedding endpoint" in report["problems"]
+    assert report["embedding"]["notes_waiting_for_endpoint"] == 1
+    endpoint.failures.clear()  # it answers again
+    assert notes.note_index(note.pk)
+    note.refresh_from_db()
+    assert (note.indexing_status, note.indexing_attempts, note.indexing_error) == (IndexingStatus.INDEXED, 0, "")
 
 
 def test_healthz_says_how_many_memories_wait_for_the_endpoint(owner, endpoint, client, settings):

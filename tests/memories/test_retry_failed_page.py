@@ -3,7 +3,7 @@
 from django.urls import reverse
 
 from memories import services
-from memories.models import IndexingStatus, Memory
+from memories.models import IndexingStatus, Memory, Note
 
 
 def test_the_button_shows_only_when_some_memory_failed(owner_client, owner, failed_memory):
@@ -40,3 +40,17 @@ def test_anonymous_visitors_are_sent_to_sign_in(client, owner, failed_memory):
     response = client.post(reverse("retry_failed"))
     assert response.status_code == 302 and "login" in response["Location"]
     assert Memory.objects.get(pk=memory.pk).indexing_status == IndexingStatus.FAILED
+
+
+def test_the_button_shows_when_only_a_note_failed_and_retries_it(owner_client, owner, stranger, failed_note):
+    mine = failed_note(owner, "Runbook", "Fail over when the primary is unreachable.")
+    theirs = failed_note(stranger, "Theirs", "The stranger's notes.")
+    page = owner_client.get(reverse("home")).content.decode()
+    assert "Retry failed" in page and "and 1 note" in page
+
+    response = owner_client.post(reverse("retry_failed"), follow=True)
+
+    assert "1 note queued to be embedded again" in response.content.decode()
+    mine.refresh_from_db()
+    assert (mine.indexing_status, mine.indexing_attempts, mine.indexing_error) == (IndexingStatus.PENDING, 0, "")
+    assert Note.objects.get(pk=theirs.pk).indexing_status == IndexingStatus.FAILED

@@ -11,7 +11,8 @@ import pytest
 from django.utils import timezone
 
 from gnosem.errors import NotFound, ValidationError
-from memories import embedding, services, transfer, vectors
+from memories import embedding, indexing_lifecycle, services, transfer, vectors
+from memories.indexing_lifecycle import MEMORIES
 from memories.models import MAX_CONTENT_CHARS, Chunk, CompressionStatus, IndexingStatus, Memory
 from memories.search.pipeline import search_hybrid
 from memories.sequences import embedding_pieces
@@ -344,25 +345,25 @@ class TestRequeueStale:
         self.memory(owner, status=IndexingStatus.INDEXED, queued_ago=900)
         self.memory(owner, status=IndexingStatus.FAILED, queued_ago=900)
         before = timezone.now()
-        assert sorted(services.memories_requeue_stale()) == sorted([lost.pk, dead_worker.pk])
+        assert sorted(indexing_lifecycle.requeue_stale(MEMORIES)) == sorted([lost.pk, dead_worker.pk])
         for memory in (lost, dead_worker):
             memory.refresh_from_db()
             assert memory.indexing_queued_at >= before - timedelta(seconds=1)
 
     def test_a_requeued_memory_waits_the_full_delay_again(self, owner):
         self.memory(owner, queued_ago=400)
-        assert len(services.memories_requeue_stale()) == 1
-        assert services.memories_requeue_stale() == []
+        assert len(indexing_lifecycle.requeue_stale(MEMORIES)) == 1
+        assert indexing_lifecycle.requeue_stale(MEMORIES) == []
 
     def test_the_delay_is_a_setting(self, owner, settings):
         memory = self.memory(owner, queued_ago=100)
-        assert services.memories_requeue_stale() == []
+        assert indexing_lifecycle.requeue_stale(MEMORIES) == []
         settings.GNOSEM_REQUEUE_AFTER_SECONDS = 60
-        assert services.memories_requeue_stale() == [memory.pk]
+        assert indexing_lifecycle.requeue_stale(MEMORIES) == [memory.pk]
 
 
 class TestFairIndexing:
-    """The worker serves owners in turn (issue 10): one owner's import does not delay another's
+    """The worker serves owners in turn: one owner's import does not delay another's
     new memory, and a batch that fails does not spend other owners' attempts."""
 
     def import_many(self, owner, count: int) -> list[int]:
@@ -409,8 +410,16 @@ def test_retrying_failed_memories_works_in_batches_and_reports_progress(owner, s
     settings.GNOSEM_EMBEDDING_BATCH_SIZE = 1  # batches of CLAIM_BATCHES (4) memories
     memories = [failed_memory(owner, f"note {i}") for i in range(6)]
     steps: list[int] = []
-    assert services.memories_retry_failed(owner=owner, progress=steps.append) == 6
+    assert indexing_lifecycle.retry_failed(MEMORIES, owner=owner, progress=steps.append) == 6
     assert steps == [4, 2]
     assert set(Memory.objects.filter(pk__in=[m.pk for m in memories]).values_list("indexing_status", flat=True)) == {
         IndexingStatus.PENDING
     }
+
+
+def test_the_indexing_lease_is_read_from_settings_when_a_worker_claims(owner, settings):
+    settings.GNOSEM_INDEXING_LEASE_SECONDS = 1_234
+    memory = services.memory_write(owner=owner, content="claimed under a long lease")
+    services._claim_for_indexing(memory.pk, 1)
+    memory.refresh_from_db()
+    assert timedelta(seconds=1_200) < memory.indexing_lease_until - timezone.now() <= timedelta(seconds=1_234)

@@ -38,7 +38,11 @@ def test_search_keeps_the_old_model_until_reembedding_switches_it_over(
     assert models_of(late) == {DEFAULT, second_model}
     assert vectors.serving_model_name() == DEFAULT
     assert first_hit(owner, HOLIDAY_QUESTION) == SHIPPED_MODEL_MEMORIES[0]
-    assert client.get("/healthz").json()["embedding"] == {"reembedding_needed": True, "waiting_for_endpoint": 0}
+    assert client.get("/healthz").json()["embedding"] == {
+        "reembedding_needed": True,
+        "waiting_for_endpoint": 0,
+        "notes_waiting_for_endpoint": 0,
+    }
 
     report = reembed()
     assert "3 memories embedded with" in report and "(128 dimensions)" in report
@@ -47,7 +51,11 @@ def test_search_keeps_the_old_model_until_reembedding_switches_it_over(
     assert set(Chunk.objects.values_list("model", "dimension")) == {(second_model, 128)}
     assert all(models_of(memory) == {second_model} for memory in [*shipped_model_memories, late])
     assert first_hit(owner, HOLIDAY_QUESTION) == SHIPPED_MODEL_MEMORIES[0]
-    assert client.get("/healthz").json()["embedding"] == {"reembedding_needed": False, "waiting_for_endpoint": 0}
+    assert client.get("/healthz").json()["embedding"] == {
+        "reembedding_needed": False,
+        "waiting_for_endpoint": 0,
+        "notes_waiting_for_endpoint": 0,
+    }
 
 
 def test_an_interrupted_run_goes_on_where_it_stopped(shipped_model_memories, settings, second_model, monkeypatch):
