@@ -65,6 +65,9 @@ def memory_write(
     content = clean_content(content)
     tags = clean_tags(tags)
     written_by = clean_written_by(written_by)
+    # The text's turn comes first, before any row lock: a write of the same text holds it while it
+    # waits for the row that holds the text, which this write may be about to supersede.
+    _take_text_turn(owner, content)
     superseded = _memories_to_supersede(owner, supersedes)
     existing = _current_with_same_text(owner, content)
     if existing is not None:
@@ -100,11 +103,16 @@ _LOCK_TEXT_SQL = (
 )
 
 
-def _current_with_same_text(owner: Owner, content: str) -> Memory | None:
-    """The owner's oldest current (not superseded) memory with this text, case and spacing aside;
-    locks it, and holds the text's turn until the transaction ends."""
+def _take_text_turn(owner: Owner, content: str) -> None:
+    """Wait for the owner's other writes of this text (case and spacing aside) to commit; the
+    turn is held until the transaction ends."""
     with connection.cursor() as cursor:
         cursor.execute(_LOCK_TEXT_SQL, [str(owner.pk), content])
+
+
+def _current_with_same_text(owner: Owner, content: str) -> Memory | None:
+    """The owner's oldest current (not superseded) memory with this text, case and spacing aside,
+    locked; called with the text's turn taken."""
     return (
         Memory.objects.select_for_update()
         .filter(owner=owner, superseded_by__isnull=True, content_digest=ContentDigest(Value(content)))

@@ -1,12 +1,15 @@
 """Exact duplicates: the same text written again returns the stored memory instead of a copy."""
 
 import threading
+import time
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
+from gnosem.errors import ValidationError
 from memories import services
 from memories.models import Memory
+from tests.memories.locking import lock_waiters
 
 TEXT = "The staging database listens on port 5433."
 
@@ -93,3 +96,50 @@ def test_mcp_and_rest_say_duplicate(mcp, owner_token):
     assert response.json()["id"] == first["id"]
     assert response.json()["duplicate"] is True
     assert response.json()["also_written_by"] == ["script"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_superseding_the_memory_another_write_of_its_text_waits_for_never_deadlocks(owner):
+    """One write takes its text's turn and then locks the memory holding the text; another write of
+    that text superseding that memory waits for the turn before it locks anything, so the two never
+    wait for each other in a cycle (PostgreSQL would abort one as a deadlock)."""
+    held = services.memory_write(owner=owner, content=TEXT)
+    turn_taken, superseding_waits = threading.Event(), threading.Event()
+    outcome: dict[str, object] = {}
+
+    def write_of_the_same_text():  # as memory_write does it, paused between its two locks
+        try:
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute(services._LOCK_TEXT_SQL, [str(owner.pk), TEXT])
+                turn_taken.set()
+                superseding_waits.wait(timeout=30)
+                outcome["found"] = services._current_with_same_text(owner, TEXT)
+        except Exception as exc:
+            outcome["found"] = exc
+        finally:
+            connection.close()
+
+    def superseding_write():
+        try:
+            services.memory_write(owner=owner, content=TEXT, supersedes=[str(held.public_id)])
+        except Exception as exc:
+            outcome["superseding"] = exc
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=write_of_the_same_text)
+    first.start()
+    assert turn_taken.wait(timeout=30)
+    second = threading.Thread(target=superseding_write)
+    second.start()
+    deadline = time.monotonic() + 30
+    while lock_waiters() == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    superseding_waits.set()
+    first.join(timeout=60)
+    second.join(timeout=60)
+
+    assert outcome["found"] == held
+    assert isinstance(outcome["superseding"], ValidationError)  # it cannot supersede itself
+    assert "cannot supersede itself" in str(outcome["superseding"])

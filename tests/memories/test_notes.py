@@ -20,6 +20,7 @@ from memories.graph_explore import graph_explore
 from memories.indexing_lifecycle import NOTES
 from memories.models import IndexingStatus, Note, NoteChunk, NoteMention, Quota
 from memories.search.notes import note_search, semantic_search
+from tests.memories.locking import lock_waiters
 from tests.memories.mcp.conftest import McpCaller
 
 RUNBOOK = """# Database failover runbook
@@ -259,15 +260,6 @@ def test_the_sweep_queues_again_a_note_left_pending(owner, settings):
     note.refresh_from_db()
     assert note.indexing_queued_at > long_ago
     assert indexing_lifecycle.requeue_stale(NOTES) == [] and fresh.pk != note.pk
-
-
-def lock_waiters() -> int:
-    """How many connections to this database wait for a lock another transaction holds."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0]
 
 
 def delete_through(door: str, token: str, note: Note) -> tuple[int, dict | None]:
