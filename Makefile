@@ -30,6 +30,7 @@ test: $(INSTALLED) $(MPNET_INSTALLED)
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 bench: $(INSTALLED)
 	$(PY) bench/spine.py

@@ -6,7 +6,7 @@ a periodic task (accounts.tasks).
 """
 
 import ipaddress
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from allauth.account.adapter import get_adapter
@@ -67,19 +67,21 @@ def activity_for_owner(owner: Owner) -> QuerySet[ActivityEvent]:
     return ActivityEvent.objects.filter(owner=owner).select_related("token").order_by("-created_at", "-pk")
 
 
-def activity_prune(*, now=None) -> int:
+def activity_prune(*, now: datetime | None = None) -> int:
     """Delete events older than the retention period; returns how many."""
     cutoff = (now or timezone.now()) - timedelta(days=settings.GNOSEM_ACTIVITY_RETENTION_DAYS)
     deleted, _ = ActivityEvent.objects.filter(created_at__lt=cutoff).delete()
     return deleted
 
 
-def record_sign_in(sender, request: HttpRequest | None, user: Owner, **kwargs) -> None:
+def record_sign_in(sender: object, request: HttpRequest | None, user: Owner, **kwargs: Any) -> None:
     """Django's user_logged_in: every sign-in (allauth's pages and the admin) lands in the log."""
     activity_record(owner=user, action=ActivityAction.SIGNED_IN, request=request)
 
 
-def record_failed_sign_in(sender, credentials: dict, request: HttpRequest | None = None, **kwargs) -> None:
+def record_failed_sign_in(
+    sender: object, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any
+) -> None:
     """Django's user_login_failed: a wrong password for an existing account is shown to its owner
     (the sign-in throttle bounds how many such events a stranger can cause)."""
     login = credentials.get("email") or credentials.get("username")

@@ -10,6 +10,8 @@
   sign-in, so mandatory e-mail verification asks strangers, not the operator.
 """
 
+from typing import Any
+
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.account.models import EmailAddress
 from allauth.core import context
@@ -21,6 +23,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from accounts.invites import invite_claim, invite_find
+from gnosem.types import Owner
 
 INVITE_SESSION_KEY = "gnosem_invite"
 CLOSED_REASON = "This server does not take new sign-ups. Ask its operator for an account."
@@ -65,7 +68,7 @@ class AccountAdapter(DefaultAccountAdapter):
                 )
         return email
 
-    def save_user(self, request: HttpRequest, user, form, commit: bool = True):
+    def save_user(self, request: HttpRequest, user: Owner, form: forms.Form, commit: bool = True) -> Owner:
         """With invitations, the new user and the used invitation are saved together; an invitation
         used meanwhile by someone else leaves no user behind."""
         if settings.GNOSEM_SIGNUP != "invite":
@@ -80,14 +83,14 @@ class AccountAdapter(DefaultAccountAdapter):
         request.session.pop(INVITE_SESSION_KEY, None)
         return user
 
-    def pre_login(self, request: HttpRequest, user, **kwargs) -> HttpResponse | None:
+    def pre_login(self, request: HttpRequest, user: Owner, **kwargs: Any) -> HttpResponse | None:
         """Before allauth's verification stage: an operator-made account's address is confirmed."""
         response = super().pre_login(request, user, **kwargs)
         if response is None:
             confirm_operator_made_address(user)
         return response
 
-    def _get_login_attempts_cache_key(self, request: HttpRequest, **credentials) -> str:
+    def _get_login_attempts_cache_key(self, request: HttpRequest, **credentials: Any) -> str:
         """allauth counts failed sign-ins per account ("key"); we count them per account and client
         address, so that nobody can lock an owner out by failing on their account. A successful
         password reset clears the count of the address it is done from."""
@@ -99,7 +102,7 @@ def _is_signup(request: HttpRequest) -> bool:
     return match is not None and match.url_name == "account_signup"
 
 
-def confirm_operator_made_address(user) -> None:
+def confirm_operator_made_address(user: Owner) -> None:
     """Record the address of an account without any allauth e-mail record as confirmed (only
     sign-up makes one, so the operator made this account and typed the address). Left to allauth's
     verification when another account has already confirmed the same address."""

@@ -2,8 +2,10 @@
 activity log (read-only), and a sign-in form for /admin/ throttled like allauth's."""
 
 from datetime import timedelta
+from typing import Any, cast
 
 from allauth.account.adapter import get_adapter
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.http import HttpRequest
@@ -11,6 +13,7 @@ from django.utils import timezone
 
 from accounts.invites import DEFAULT_DAYS, IssuedInvite, invite_save_new
 from accounts.models import ActivityEvent, Invite
+from gnosem.types import Owner
 
 
 class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
@@ -18,7 +21,7 @@ class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
     the same per-address and per-account limits (ACCOUNT_RATE_LIMITS["login_failed"]) as the
     site's sign-in page, and once over them even the right password is refused."""
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         username = self.cleaned_data.get("username")
         password = self.cleaned_data.get("password")
         if username is not None and password:
@@ -48,10 +51,10 @@ class InviteAdmin(admin.ModelAdmin):
             return "used"
         return "expired" if invite.expires_at <= timezone.now() else "open"
 
-    def save_model(self, request: HttpRequest, obj: Invite, form, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: Invite, form: forms.ModelForm, change: bool) -> None:
         if change:
             return super().save_model(request, obj, form, change)
-        obj.created_by = request.user
+        obj.created_by = cast(Owner, request.user)  # the admin lets signed-in staff in only
         secret = invite_save_new(obj)
         link = IssuedInvite(invite=obj, secret=secret).url(request.build_absolute_uri("/"))
         self.message_user(
@@ -68,5 +71,5 @@ class ActivityEventAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: ActivityEvent | None = None) -> bool:
         return False

@@ -14,6 +14,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import cast
 
 from django.conf import settings
 from django.db import transaction
@@ -33,7 +34,7 @@ LOOKUP_PREFIX_CHARS = 16
 # What any token we issued looks like; anything else (NUL bytes, non-ASCII) never reaches the database.
 TOKEN_SHAPE = re.compile(r"gno_[A-Za-z0-9_-]+")
 # The longest name a token may have: its column's length (the token forms say it too).
-MAX_NAME_CHARS: int = ApiToken._meta.get_field("name").max_length
+MAX_NAME_CHARS = cast(int, ApiToken._meta.get_field("name").max_length)  # a CharField's: always set
 # last_used_at is refreshed at most this often, so authentication does not write on every call.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -50,7 +51,7 @@ def _digest(secret: str) -> str:
     return hmac.new(settings.GNOSEM_TOKEN_SECRET.encode(), secret.encode(), hashlib.sha256).hexdigest()
 
 
-def _token_detail(token: ApiToken) -> dict[str, str]:
+def _token_detail(token: ApiToken) -> dict[str, str | None]:
     return {"name": token.name, "prefix": token.prefix, "scope": token.scope}
 
 

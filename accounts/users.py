@@ -9,13 +9,15 @@ acted on (`describe_account`).
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
+from gnosem.types import Owner
 
-def describe_account(user) -> str:
+
+def describe_account(user: Owner) -> str:
     """How commands name an account: `account #12 carol <carol@evil.example>`."""
     return f"account #{user.pk} {user.get_username()} <{user.email or 'no e-mail'}>"
 
 
-def _by_id(name_or_email: str):
+def _by_id(name_or_email: str) -> Owner | None:
     """The user named `#ID` (usernames cannot contain `#`), or None for any other argument."""
     if not name_or_email.startswith("#"):
         return None
@@ -29,7 +31,7 @@ def _by_id(name_or_email: str):
     return user
 
 
-def find_user(name_or_email: str):
+def find_user(name_or_email: str) -> Owner | None:
     """The one user this argument names, else None.
 
     CommandError when it names several: the username of one user and the e-mail of another, or an
@@ -52,7 +54,7 @@ def find_user(name_or_email: str):
     return next(iter(candidates.values()), None)
 
 
-def user_for_command(name_or_email: str):
+def user_for_command(name_or_email: str) -> Owner:
     """Like find_user, with CommandError when there is no such user."""
     user = find_user(name_or_email)
     if user is None:

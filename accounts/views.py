@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -19,11 +19,12 @@ from accounts.oauth.connections import connection_list, connection_revoke, redir
 from accounts.oauth.urls_for import mcp_resource
 from accounts.tokens import MAX_NAME_CHARS, token_create, token_list, token_revoke
 from gnosem.errors import NotFound, ValidationError
+from gnosem.types import SignedInRequest
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def tokens(request: HttpRequest) -> HttpResponse:
+def tokens(request: SignedInRequest) -> HttpResponse:
     """List the user's tokens; POST creates one and shows it, this once, with client snippets."""
     context = {
         "scopes": TokenScope.values,
@@ -53,7 +54,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_revoke_view(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+def token_revoke_view(request: SignedInRequest, public_id: uuid.UUID) -> HttpResponse:
     try:
         token = token_revoke(owner=request.user, public_id=public_id, request=request)
     except NotFound:
@@ -64,7 +65,7 @@ def token_revoke_view(request: HttpRequest, public_id: uuid.UUID) -> HttpRespons
 
 @login_required
 @require_POST
-def connection_revoke_view(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+def connection_revoke_view(request: SignedInRequest, public_id: uuid.UUID) -> HttpResponse:
     try:
         connection = connection_revoke(owner=request.user, public_id=public_id, request=request)
     except NotFound:
@@ -75,7 +76,7 @@ def connection_revoke_view(request: HttpRequest, public_id: uuid.UUID) -> HttpRe
 
 @login_required
 @require_http_methods(["GET"])
-def connect(request: HttpRequest) -> HttpResponse:
+def connect(request: SignedInRequest) -> HttpResponse:
     """How each MCP client connects: the steps for those that take the URL alone, and configuration
     for those that take a token, with a placeholder where a new token goes."""
     mcp_url = mcp_resource(request)
@@ -97,7 +98,7 @@ ACTIVITY_PAGE_SIZE = 50
 
 @login_required
 @require_http_methods(["GET"])
-def activity(request: HttpRequest) -> HttpResponse:
+def activity(request: SignedInRequest) -> HttpResponse:
     """The user's own activity log, newest first, 50 a page."""
     page = Paginator(activity_for_owner(request.user), ACTIVITY_PAGE_SIZE).get_page(request.GET.get("page"))
     return render(

@@ -26,7 +26,8 @@ setup_django(None)
 from django.conf import settings  # noqa: E402
 
 from bench.compression_corpus import SAMPLES, Sample  # noqa: E402
-from memories import compression, llm  # noqa: E402
+from memories.compression import llm  # noqa: E402
+from memories.compression import services as compression  # noqa: E402
 from memories.models import CompressionStatus  # noqa: E402
 
 TOKEN_SAVING_TARGET = 0.35

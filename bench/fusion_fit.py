@@ -33,13 +33,13 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from bench import locomo, recall  # noqa: E402
-from memories import embedding  # noqa: E402
+from memories.indexing import embedding  # noqa: E402
+from memories.indexing.sequences import sequence_neighbours  # noqa: E402
+from memories.indexing.vectors import serving_model_name  # noqa: E402
 from memories.search.fusion import FEATURES, candidate_features  # noqa: E402
 from memories.search.pipeline import CANDIDATES_PER_RESULT  # noqa: E402
 from memories.search.signals import Ranked, keyword_ranking, vector_ranking  # noqa: E402
 from memories.selectors import MemoryFilters  # noqa: E402
-from memories.sequences import sequence_neighbours  # noqa: E402
-from memories.vectors import serving_model_name  # noqa: E402
 
 # Per embedding model, like the benchmarks' data folders.
 CANDIDATES = settings.GNOSEM_DATA_DIR / "fusion-candidates.json"

@@ -17,7 +17,7 @@ embedded PostgreSQL under var/bench, like bench/locomo.py).
   every correction (without `supersedes`) and the unrelated memories; after indexing, the links the
   worker made are judged (a link is right when both memories belong to the same planted text), and
   the linking is redone with other thresholds of similarity and word overlap
-  (`memories.near_duplicates`) for the sweep: precision and recall of the links, and how many
+  (`memories.hygiene.near_duplicates`) for the sweep: precision and recall of the links, and how many
   corrections were taken for restatements.
 - Corrections: two users hold the same memories; one wrote each new fact with `supersedes` naming
   the old, the other did not (what an assistant without corrections leaves behind). For each
@@ -41,7 +41,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
-from memories import near_duplicates as linking  # noqa: E402
+from memories.hygiene import near_duplicates as linking  # noqa: E402
 from memories.models import Memory  # noqa: E402
 from memories.search.pipeline import search_hybrid  # noqa: E402
 from memories.services import memory_write  # noqa: E402

@@ -28,9 +28,9 @@ setup_django("bench")
 
 import numpy as np  # noqa: E402
 
-from memories import embedding  # noqa: E402
-from memories.model_packages import MPNET_NAME  # noqa: E402
-from memories.query_encoder import OnnxQueryEncoder, export_onnx  # noqa: E402
+from memories.indexing import embedding  # noqa: E402
+from memories.indexing.model_packages import MPNET_NAME  # noqa: E402
+from memories.indexing.query_encoder import OnnxQueryEncoder, export_onnx  # noqa: E402
 
 DATA = BASE_DIR.parent / "shared" / "bench" / "locomo10.json"
 BATCH = 32

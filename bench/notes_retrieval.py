@@ -30,7 +30,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
 from memories.models import IndexingStatus, Note, NoteChunk  # noqa: E402
-from memories.notes import note_write  # noqa: E402
+from memories.notes.services import note_write  # noqa: E402
 from memories.search.notes import note_search  # noqa: E402
 
 DATA = BASE_DIR / "bench" / "notes"

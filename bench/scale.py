@@ -13,7 +13,7 @@ and a huey consumer started as `make run` starts them. Phases (`--phases 10k,100
   the official SDK client, back to back by one client, as an assistant writes a conversation
   (bench/corpus.py's memories), while the consumer embeds them; owner B's `--other` (1,000) by a
   client of its own in between. A memory written within 30 minutes of its client's previous one is
-  also embedded in that one's context (memories.sequences), so A's memories have about twice as
+  also embedded in that one's context (memories.indexing.sequences), so A's memories have about twice as
   many chunks. Measures write latency and the time from the first write until every memory of both
   owners is indexed.
 - 100k: one owner with `--large-owner-memories` (100,000); 1M: `--owners` (100) owners with
@@ -85,13 +85,13 @@ from bench.server import (  # noqa: E402
 )
 from bench.spine import percentile  # noqa: E402
 from gnosem.types import Owner  # noqa: E402
-from memories.embedding import get_embedder  # noqa: E402
+from memories.indexing.embedding import get_embedder  # noqa: E402
+from memories.indexing.vector_indexes import vector_indexes_maintain  # noqa: E402
+from memories.indexing.vectors import serving_model_name  # noqa: E402
 from memories.models import IndexingStatus, Memory  # noqa: E402
 from memories.search.pipeline import CANDIDATES_PER_RESULT, search_hybrid  # noqa: E402
 from memories.search.signals import halfvec_from_binary, keyword_ranking, vector_ranking  # noqa: E402
 from memories.selectors import MemoryFilters  # noqa: E402
-from memories.vector_indexes import vector_indexes_maintain  # noqa: E402
-from memories.vectors import serving_model_name  # noqa: E402
 
 T = TypeVar("T")
 
@@ -103,7 +103,7 @@ WARM_UP_QUERIES = 10
 # A derived vector's expected cosine to the one it comes from (noise of equal size in every direction).
 DERIVED_COSINE = 0.875
 # Seconds between two derived memories of one owner: a conversation's turns, each one read in the
-# context of the one before (memories.sequences).
+# context of the one before (memories.indexing.sequences).
 TURN_GAP_SECONDS = (3, 30)
 COPY_BATCH = 5_000  # memories per transaction while storing derived ones
 

@@ -33,9 +33,9 @@ from huey.contrib.djhuey import HUEY  # noqa: E402
 from accounts.tokens import token_create  # noqa: E402
 from bench import corpus  # noqa: E402
 from bench.server import consumer_command, free_port, gunicorn_command, process, wait_for_http, wait_for_worker  # noqa: E402
-from memories.embedding import get_embedder  # noqa: E402
+from memories.indexing.embedding import get_embedder  # noqa: E402
+from memories.indexing.sequences import embedding_pieces  # noqa: E402
 from memories.models import Chunk, IndexingStatus, Memory  # noqa: E402
-from memories.sequences import embedding_pieces  # noqa: E402
 
 OWNERS = 10
 
@@ -114,7 +114,7 @@ def measure_worker(owner, writes: int, log_dir: Path) -> tuple[float, float]:
         elapsed = time.perf_counter() - start
     worker_rate = count / elapsed
     # The raw model embeds what the worker embedded: every piece of every memory (chunks, and the
-    # in-context reading of memories written in sequence; see memories.sequences).
+    # in-context reading of memories written in sequence; see memories.indexing.sequences).
     pieces = embedding_pieces(list(Memory.objects.filter(owner=owner)))
     texts = [text for memory_pieces in pieces.values() for _, text in memory_pieces]
     embedder = get_embedder()

@@ -10,7 +10,7 @@ var/scale). Two tables:
   when the cosine ranks only the `n` chunks nearest by Hamming distance, computed in numpy over
   the owner's vectors (best chunk per memory, no lending);
 - shortlist: `vector_ranking` itself, exact, through the owner's HNSW index when it has one (an
-  owner of 10,000 chunks or more, memories.vector_indexes), and with 5, 10 and 15 shortlisted
+  owner of 10,000 chunks or more, memories.indexing.vector_indexes), and with 5, 10 and 15 shortlisted
   chunks per wanted memory (10 ships for owners without an index): p50 / p95 latency and the
   recall of its 40 memories against the exact scan's.
 """
@@ -33,11 +33,11 @@ from django.db import connection, transaction  # noqa: E402
 
 from bench import corpus  # noqa: E402
 from bench.scale import USER_PREFIX  # noqa: E402
-from memories.embedding import get_embedder  # noqa: E402
+from memories.indexing.embedding import get_embedder  # noqa: E402
+from memories.indexing.vectors import serving_model_name  # noqa: E402
 from memories.models import VectorIndex  # noqa: E402
 from memories.search import signals  # noqa: E402
 from memories.selectors import MemoryFilters  # noqa: E402
-from memories.vectors import serving_model_name  # noqa: E402
 
 WANTED = 40  # top_k 10 x CANDIDATES_PER_RESULT
 # Standard normal quantiles splitting a coordinate into 2, 4 and 8 equally likely levels.

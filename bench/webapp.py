@@ -29,8 +29,9 @@ from huey.contrib.djhuey import HUEY  # noqa: E402
 from accounts.tokens import token_create  # noqa: E402
 from bench import corpus  # noqa: E402
 from bench.spine import cached_vectors, load_corpus, percentile  # noqa: E402
-from memories import transfer  # noqa: E402
 from memories.models import Memory  # noqa: E402
+from memories.transfer.export import export_chunks  # noqa: E402
+from memories.transfer.importing import import_memories  # noqa: E402
 
 OWNERS = 3
 
@@ -84,13 +85,13 @@ def main() -> None:
     ]
 
     start = time.perf_counter()
-    document_text = "".join(transfer.export_chunks(owner))
+    document_text = "".join(export_chunks(owner))
     export_seconds = time.perf_counter() - start
     document = json.loads(document_text)
     target = owners[1]
     Memory.objects.filter(owner=target).delete()
     start = time.perf_counter()
-    report = transfer.import_memories(owner=target, document=document)
+    report = import_memories(owner=target, document=document)
     import_seconds = time.perf_counter() - start
     HUEY.flush()  # the re-embedding tasks the import queued: not part of this measure
     assert report.imported == args.size, report

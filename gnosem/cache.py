@@ -8,7 +8,9 @@ The cache holds allauth's sign-in and sign-up throttle counts and the worker's h
 import logging
 import re
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
@@ -29,7 +31,7 @@ WARN_EVERY_SECONDS = 60.0
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError)
 
 
-def cache_settings(*, redis_url: str | None) -> dict:
+def cache_settings(*, redis_url: str | None) -> dict[str, dict[str, str]]:
     """settings.CACHES: every web process on every host must see the same throttle counts, so Redis
     when there is one, else a database table (`manage.py createcachetable`)."""
     if redis_url:
@@ -77,7 +79,7 @@ class ResilientRedisCache(RedisCache):
     unthrottled guessing for as long as the outage lasts.
     """
 
-    def __init__(self, server, params: dict) -> None:
+    def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         options = {
             "socket_connect_timeout": SOCKET_CONNECT_TIMEOUT_SECONDS,
             "socket_timeout": SOCKET_TIMEOUT_SECONDS,
@@ -87,7 +89,7 @@ class ResilientRedisCache(RedisCache):
         self._location = server if isinstance(server, str) else ",".join(server)
         self._outage = _outages.setdefault(self._location, _Outage())
 
-    def _call(self, method, fallback, *args, **kwargs):
+    def _call(self, method: Callable[..., Any], fallback: Any, *args: Any, **kwargs: Any) -> Any:
         """`method` of RedisCache, or `fallback` when Redis does not answer (or recently did not)."""
         outage = self._outage
         if outage.failing and time.monotonic() < outage.skip_until:
@@ -118,28 +120,28 @@ class ResilientRedisCache(RedisCache):
                 WARN_EVERY_SECONDS,
             )
 
-    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None) -> bool:
+    def add(self, key: Any, value: Any, timeout: float | None = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
         return self._call(super().add, True, key, value, timeout, version)  # True: see the class docstring
 
-    def get(self, key, default=None, version=None):
+    def get(self, key: Any, default: Any | None = None, version: int | None = None) -> Any:
         return self._call(super().get, default, key, default, version)
 
-    def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None) -> None:
+    def set(self, key: Any, value: Any, timeout: float | None = DEFAULT_TIMEOUT, version: int | None = None) -> None:
         return self._call(super().set, None, key, value, timeout, version)
 
-    def touch(self, key, timeout=DEFAULT_TIMEOUT, version=None) -> bool:
+    def touch(self, key: Any, timeout: float | None = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
         return self._call(super().touch, False, key, timeout, version)
 
-    def delete(self, key, version=None) -> bool:
+    def delete(self, key: Any, version: int | None = None) -> bool:
         return self._call(super().delete, False, key, version)
 
-    def get_many(self, keys, version=None) -> dict:
+    def get_many(self, keys: Iterable[Any], version: int | None = None) -> dict[Any, Any]:
         return self._call(super().get_many, {}, keys, version)
 
-    def has_key(self, key, version=None) -> bool:
+    def has_key(self, key: Any, version: int | None = None) -> bool:
         return self._call(super().has_key, False, key, version)
 
-    def incr(self, key, delta=1, version=None) -> int:
+    def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
         """As for a key that is not there (Django's contract; decr and incr_version go through here)."""
         missing = object()
         result = self._call(super().incr, missing, key, delta, version)
@@ -147,11 +149,13 @@ class ResilientRedisCache(RedisCache):
             raise ValueError(f"Key '{key}' not found (the Redis cache does not answer).")
         return result
 
-    def set_many(self, data, timeout=DEFAULT_TIMEOUT, version=None) -> list:
+    def set_many(
+        self, data: dict[Any, Any], timeout: float | None = DEFAULT_TIMEOUT, version: int | None = None
+    ) -> list[Any]:
         return self._call(super().set_many, list(data), data, timeout, version)  # the keys not stored
 
-    def delete_many(self, keys, version=None) -> None:
+    def delete_many(self, keys: Iterable[Any], version: int | None = None) -> None:
         return self._call(super().delete_many, None, keys, version)
 
-    def clear(self) -> bool:
+    def clear(self) -> bool:  # type: ignore[override]  # RedisCache.clear returns a bool; the stubs say BaseCache's None
         return self._call(super().clear, False)

@@ -7,8 +7,11 @@ stop on an Error; gunicorn runs none of its own, so gnosem.wsgi calls `refuse_to
 
 import io
 import os
+from collections.abc import Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
+from django.apps import AppConfig
 from django.conf import settings
 from django.core.checks import Error, Warning, register
 from django.core.management import call_command
@@ -18,7 +21,7 @@ MIN_SECRET_CHARS = 32
 
 
 @register()
-def check_compression_settings(app_configs, **kwargs) -> list[Error]:
+def check_compression_settings(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[Error]:
     """Compression needs both a server and a model; one without the other is a typo, not "off"."""
     if bool(settings.GNOSEM_LLM_BASE_URL) == bool(settings.GNOSEM_LLM_MODEL):
         return []
@@ -38,7 +41,7 @@ def check_compression_settings(app_configs, **kwargs) -> list[Error]:
 
 
 @register()
-def check_secret_lengths(app_configs, **kwargs) -> list[Error]:
+def check_secret_lengths(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[Error]:
     """A secret given in the environment must be long enough; the generated ones always are."""
     return [
         Error(
@@ -54,7 +57,7 @@ def check_secret_lengths(app_configs, **kwargs) -> list[Error]:
 
 
 @register()
-def check_mail_encryption(app_configs, **kwargs) -> list[Error]:
+def check_mail_encryption(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[Error]:
     """Django refuses to send any mail (password resets, address confirmations) with both on."""
     if not (settings.EMAIL_USE_TLS and settings.EMAIL_USE_SSL):
         return []
@@ -69,7 +72,7 @@ def check_mail_encryption(app_configs, **kwargs) -> list[Error]:
 
 
 @register()
-def check_public_url(app_configs, **kwargs) -> list[Error]:
+def check_public_url(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[Error]:
     """GNOSEM_PUBLIC_URL is an origin: OAuth names the issuer after it and the resource after it
     plus /mcp, so a path (or query) in it would name URLs that Gnosem does not serve."""
     if not settings.GNOSEM_PUBLIC_URL:
@@ -89,7 +92,7 @@ def check_public_url(app_configs, **kwargs) -> list[Error]:
 
 
 @register()
-def check_remote_embedding_settings(app_configs, **kwargs) -> list[Error]:
+def check_remote_embedding_settings(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[Error]:
     """A remote embedding endpoint needs the name of the model it serves: "default" names the
     shipped local model, which would never ask the endpoint."""
     if not settings.GNOSEM_EMBEDDING_BASE_URL or settings.GNOSEM_EMBEDDING_MODEL not in ("default", ""):
@@ -113,7 +116,7 @@ RETIRED_VARIABLES = {
 
 
 @register()
-def check_retired_variables(app_configs, **kwargs) -> list[Warning]:
+def check_retired_variables(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[Warning]:
     """A variable Gnosem no longer reads is set: the operator expects an effect it no longer has."""
     return [
         Warning(

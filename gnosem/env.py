@@ -4,7 +4,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -21,6 +21,10 @@ def _raw(name: str) -> str | None:
     return value if value not in (None, "") else None
 
 
+@overload
+def env_str(name: str, default: str) -> str: ...
+@overload
+def env_str(name: str, default: None = None) -> str | None: ...
 def env_str(name: str, default: str | None = None) -> str | None:
     value = _raw(name)
     return default if value is None else value

@@ -24,5 +24,5 @@ class PermissionDenied(GnosemError):
 
 
 class QuotaExceeded(GnosemError):
-    """The write would take the owner past a limit of their quota (memories.quotas); the message
+    """The write would take the owner past a limit of their quota (memories.limits.quotas); the message
     states the limit and the usage."""

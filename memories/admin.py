@@ -2,8 +2,8 @@
 
 from django.contrib import admin
 
+from memories.limits.quotas import quota_usage
 from memories.models import Quota
-from memories.quotas import quota_usage
 
 
 @admin.register(Quota)

@@ -1,6 +1,6 @@
 from django.apps import AppConfig
 
-from memories import queue
+from memories.indexing import queue
 
 
 class MemoriesConfig(AppConfig):
@@ -8,9 +8,9 @@ class MemoriesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from memories import signals, tasks  # noqa: F401  (connects the receivers, registers the huey tasks)
+        from memories import receivers, tasks  # noqa: F401  (connects the receivers, registers the huey tasks)
 
-        # Services send work through memories.queue, which cannot import the tasks: they call the services.
+        # Services send work through memories.indexing.queue, which cannot import the tasks: they call the services.
         queue.connect(
             embed=tasks.embed_memories_task, compress=tasks.compress_memory_task, index_note=tasks.index_note_task
         )

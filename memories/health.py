@@ -13,9 +13,9 @@ from django.http import HttpRequest
 from django.utils import timezone
 from huey.contrib.djhuey import HUEY
 
-from memories.embedding import configured_model_name
-from memories.indexing_lifecycle import MEMORIES, NOTES, IndexingCounts, indexing_counts
-from memories.vectors import serving_model_name
+from memories.indexing.embedding import configured_model_name
+from memories.indexing.lifecycle import MEMORIES, NOTES, IndexingCounts, indexing_counts
+from memories.indexing.vectors import serving_model_name
 
 # Consumers beat every minute (memories.tasks.worker_heartbeat_task) and when they start; three
 # missed beats mean no consumer is taking tasks from this queue.

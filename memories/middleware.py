@@ -14,8 +14,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from memories.note_files import note_upload_limits, note_upload_too_large
-from memories.transfer import exceeds_import_limit, import_limit_description
+from memories.notes.files import note_upload_limits, note_upload_too_large
+from memories.transfer.document import exceeds_import_limit, import_limit_description
 
 
 class UploadSizeLimitMiddleware:

@@ -13,12 +13,13 @@ from django.contrib.postgres.functions import RandomUUID
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import F, Func, Q
 from django.db.models.functions import Length, Trim
 from django.db.models.lookups import GreaterThan, LessThanOrEqual
 from pgvector.django import HalfVectorField
 
-from memories.entity_extraction import KINDS, MAX_ENTITY_KEY_CHARS, MAX_ENTITY_NAME_CHARS
+from memories.vocabulary import KINDS, MAX_ENTITY_KEY_CHARS, MAX_ENTITY_NAME_CHARS
 
 MAX_CONTENT_CHARS = 50_000
 MAX_TAGS = 20
@@ -66,7 +67,7 @@ class ContentTsvector(Func):
 class BitStringField(models.Field):
     """A PostgreSQL bit string of any length (`bit varying`)."""
 
-    def db_type(self, connection) -> str:
+    def db_type(self, connection: BaseDatabaseWrapper) -> str:
         return "bit varying"
 
 
@@ -117,7 +118,7 @@ class Memory(models.Model):
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
-    # The older memory this one says the same as, in other words (memories.near_duplicates): search
+    # The older memory this one says the same as, in other words (memories.hygiene.near_duplicates): search
     # shows the two once. Merging hides this one behind it (superseded_by = duplicate_of).
     duplicate_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="near_duplicates"
@@ -241,16 +242,16 @@ class KeptApart(models.Model):
 
 
 # The extractor's kinds ("person", ...), as choices: EntityKind.values, EntityKind.choices.
-EntityKind = models.TextChoices("EntityKind", [(kind.upper(), kind) for kind in KINDS])
+EntityKind = models.TextChoices("EntityKind", [(kind.upper(), kind) for kind in KINDS])  # type: ignore[call-overload]  # the functional API with pairs, which django-stubs do not type
 
 
 class Entity(models.Model):
     """Something an owner's memories mention (a person, project, place, technology, identifier,
-    ...), once per normalised `key` (memories.entity_extraction.entity_key): the graph's nodes
-    (memories.graph)."""
+    ...), once per normalised `key` (memories.graph.extraction.entity_key): the graph's nodes
+    (memories.graph.linking)."""
 
     # Its id on pages and in explore_graph: random rather than the row's, whose sequence all owners
-    # share. Drawn by the database, since memories.graph creates entities in SQL.
+    # share. Drawn by the database, since memories.graph.linking creates entities in SQL.
     public_id = models.UUIDField(db_default=RandomUUID(), editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=MAX_ENTITY_KEY_CHARS)
@@ -275,7 +276,7 @@ class Entity(models.Model):
 
 class EntityMention(models.Model):
     """A memory mentions an entity. Two entities are linked by the memories mentioning both; a
-    mention's `weight` (memories.graph.SOURCE_WEIGHTS) says how it came about (`source`: a fact
+    mention's `weight` (memories.graph.linking.SOURCE_WEIGHTS) says how it came about (`source`: a fact
     key such as "fact:PERSON", "tag", or "text")."""
 
     pk = models.CompositePrimaryKey("entity_id", "memory_id")
@@ -310,7 +311,7 @@ class NoteFormat(models.TextChoices):
 
 class Note(models.Model):
     """A long document (a design doc, a runbook, meeting notes, a PDF's text) with a title and tags,
-    searched passage by passage (memories.notes). Embedded asynchronously like a memory."""
+    searched passage by passage (memories.notes.services). Embedded asynchronously like a memory."""
 
     public_id = models.UUIDField(default=uuid.uuid4, db_index=True, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notes")
@@ -353,7 +354,7 @@ class Note(models.Model):
 
 
 class NoteChunk(models.Model):
-    """One passage of a note (memories.note_chunking) embedded with one model: its span in the
+    """One passage of a note (memories.notes.chunking) embedded with one model: its span in the
     note, the headings it sits under and the text searched (title, headings, passage), whose
     full-text vector PostgreSQL derives."""
 
@@ -387,7 +388,7 @@ class NoteChunk(models.Model):
 
 
 class NoteMention(models.Model):
-    """A note mentions an entity (memories.graph): the graph links entities through notes too."""
+    """A note mentions an entity (memories.graph.linking): the graph links entities through notes too."""
 
     pk = models.CompositePrimaryKey("entity_id", "note_id")
     entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="note_mentions")
@@ -443,7 +444,7 @@ class Chunk(models.Model):
 
 
 class VectorIndex(models.Model):
-    """An HNSW index over one owner's chunks of one model, named `name` (memories.vector_indexes):
+    """An HNSW index over one owner's chunks of one model, named `name` (memories.indexing.vector_indexes):
     the vector signal reads it, instead of shortlisting every chunk by signature, once `ready`."""
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -467,7 +468,7 @@ class ServingModel(models.Model):
 
     It is the configured model from the first indexing on; after GNOSEM_EMBEDDING_MODEL changes it
     stays the old one until `manage.py reembedmemories` has given every memory the new model's
-    vectors (`memories.vectors`).
+    vectors (`memories.indexing.vectors`).
     """
 
     id = models.PositiveSmallIntegerField(primary_key=True, default=1)
@@ -540,7 +541,7 @@ class OwnerCorpusStatistic(models.Model):
 
 
 class Quota(models.Model):
-    """How much one user may store (memories.quotas). No row, or an empty limit, means unlimited:
+    """How much one user may store (memories.limits.quotas). No row, or an empty limit, means unlimited:
     accounts the operator creates have none; sign-ups get GNOSEM_SIGNUP_MAX_* (editable in the admin)."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
@@ -565,7 +566,7 @@ class Quota(models.Model):
 
 class RateCounter(models.Model):
     """One rate-limited subject (a token, a user's imports): its theoretical arrival time in epoch
-    seconds, the generic cell rate algorithm's single number (memories.ratelimit). The table is
+    seconds, the generic cell rate algorithm's single number (memories.limits.rates). The table is
     UNLOGGED (migration 0009): counts are disposable, and skipping the write-ahead log keeps the
     per-request update cheap."""
 

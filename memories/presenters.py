@@ -7,12 +7,12 @@ reads."""
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from memories.budget import fit_to_budget, reading_tokens
-from memories.graph import SOURCE_WEIGHTS
-from memories.graph_explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
-from memories.graph_explore import MAX_EDGES, MAX_ENTRY_MEMORIES, MAX_ENTRY_NOTES, MAX_MEMORIES, GraphView
+from memories.graph.explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
+from memories.graph.explore import MAX_EDGES, MAX_ENTRY_MEMORIES, MAX_ENTRY_NOTES, MAX_MEMORIES, GraphView
+from memories.graph.linking import SOURCE_WEIGHTS
 from memories.models import EntityKind, IndexingStatus, Memory, MemoryRevision, Note, NoteFormat
-from memories.notes import NotePage
+from memories.notes.services import NotePage
+from memories.reading.budget import fit_to_budget, reading_tokens
 from memories.search.notes import NoteHit
 from memories.search.pipeline import SearchHit
 from memories.selectors import MemoryPage
@@ -136,8 +136,8 @@ def memory_to_dict(memory: Memory, *, raw: bool = False) -> dict[str, Any]:
     is the text as written. `tokens` estimates the cost of reading `content`.
     """
     optimized = memory.content_optimized is not None and not raw
-    successor = memory.superseded_by.public_id if memory.superseded_by_id else None
-    original = memory.duplicate_of.public_id if memory.duplicate_of_id else None
+    successor = memory.superseded_by.public_id if memory.superseded_by is not None else None
+    original = memory.duplicate_of.public_id if memory.duplicate_of is not None else None
     data: dict[str, Any] = {
         "id": str(memory.public_id),
         "content": memory.content_optimized if optimized else memory.content,

@@ -13,12 +13,22 @@ from psycopg import sql
 
 from gnosem.errors import ValidationError
 from gnosem.types import Owner
-from memories import indexing_lifecycle, vectors
-from memories.chunking import Span
-from memories.compression import awaiting_compression, reset_compression
-from memories.graph import entities_link
-from memories.indexing_lifecycle import MEMORIES, restamp_overdue
-from memories.links import links_lock, loop_closers
+from memories.compression.services import awaiting_compression, reset_compression
+from memories.graph.linking import entities_link
+from memories.hygiene.links import links_lock, loop_closers
+from memories.hygiene.near_duplicates import near_duplicates_link
+from memories.indexing import lifecycle as indexing_lifecycle
+from memories.indexing import vectors
+from memories.indexing.chunking import Span
+from memories.indexing.lifecycle import MEMORIES, restamp_overdue
+from memories.indexing.queue import enqueue_compression, enqueue_indexing, indexing_batch_size
+from memories.indexing.sequences import (
+    context_readers,
+    context_readers_of_inserted,
+    embedding_pieces,
+    sequence_neighbours,
+)
+from memories.limits.quotas import quota_check, text_growth, token_estimate
 from memories.models import (
     MAX_ALSO_WRITTEN_BY,
     MAX_REVISIONS_PER_MEMORY,
@@ -29,11 +39,7 @@ from memories.models import (
     MemoryRevision,
     OwnerTermStatistic,
 )
-from memories.near_duplicates import near_duplicates_link
-from memories.queue import enqueue_compression, enqueue_indexing, indexing_batch_size
-from memories.quotas import quota_check, text_growth, token_estimate
 from memories.selectors import memories_of, memory_get
-from memories.sequences import context_readers, context_readers_of_inserted, embedding_pieces, sequence_neighbours
 from memories.validation import (
     MAX_SUPERSEDES,
     clean_content,
@@ -410,7 +416,7 @@ def _claim_for_indexing(first_id: int | None, limit: int) -> list[Memory]:
     with transaction.atomic(), connection.cursor() as cursor:
         # A claimed memory is left alone by other workers this long; after it, the worker is presumed dead.
         lease = timedelta(seconds=settings.GNOSEM_INDEXING_LEASE_SECONDS)
-        cursor.execute(_CLAIM_SQL, {"first": first_id or 0, "limit": limit, "lease": lease})
+        cursor.execute(_CLAIM_SQL, {"first": first_id or 0, "limit": limit, "lease": lease})  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
         ids = [row[0] for row in cursor.fetchall()]
     return list(Memory.objects.filter(pk__in=ids).only("id", "owner_id", "content"))
 

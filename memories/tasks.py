@@ -1,6 +1,6 @@
 """Background work: thin huey wrappers around services (tasks take ids, never objects).
 
-Services send work here through memories.queue; no task enqueues another (a compression retries
+Services send work here through memories.indexing.queue; no task enqueues another (a compression retries
 itself later), so that only services decide what is queued.
 """
 
@@ -11,7 +11,12 @@ from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_startup
 
-from memories import compression, graph, health, indexing_lifecycle, notes, services, vector_indexes, vectors
+from memories import health, services
+from memories.compression import services as compression
+from memories.graph import linking as graph
+from memories.indexing import lifecycle as indexing_lifecycle
+from memories.indexing import vector_indexes, vectors
+from memories.notes import services as notes
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -77,7 +77,12 @@ def clean_written_by(written_by: object) -> str:
     return written_by
 
 
-def written_by_or_default(written_by: object, *, token_name: str, client_name: str | None = None) -> object:
+_Given = TypeVar("_Given")
+
+
+def written_by_or_default(
+    written_by: _Given | None, *, token_name: str, client_name: str | None = None
+) -> _Given | str:
     """`written_by` as given, or for a memory written without one (omitted or null) its default:
     the name the client gave itself when the request carries one (each MCP 2026-07-28 request
     sends `clientInfo`), else the name of the API token in use. 2025 MCP clients name themselves
@@ -220,6 +225,10 @@ def clean_flag(field: str, value: object) -> bool | None:
     return value
 
 
+@overload
+def clean_max_tokens(value: object, *, default: int) -> int: ...
+@overload
+def clean_max_tokens(value: object, *, default: None = None) -> int | None: ...
 def clean_max_tokens(value: object, *, default: int | None = None) -> int | None:
     """A token budget from MIN_MAX_TOKENS to MAX_MAX_TOKENS; `default` when not given."""
     if value is None:

@@ -6,8 +6,13 @@ a function (a local import still ties the modules together), except those under
 - `accounts` stands below `memories`: it never imports it.
 - `gnosem`, the project, imports the apps only from its composition roots. Settings name app
   classes by dotted path (middleware, DRF classes), which Django resolves; that is no import.
+- The packages of `memories` (one a capability: indexing, notes, graph, ...) import each other in
+  one direction only: no cycle between packages either.
+- The app's core (models, vocabulary, selectors, validation) stands on no capability package.
+- The interfaces (the pages, REST, MCP, commands) are imported by nothing of the app but its URLs
+  and its start-up.
 - Indexing (embedding and storing vectors, queueing work) never reaches the interfaces or search.
-- `memories.queue` stands on no other module of the app, so that anything may send work.
+- `memories.indexing.queue` stands on no other module of the app, so that anything may send work.
 """
 
 import ast
@@ -18,6 +23,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 REPOSITORY = Path(__file__).resolve().parents[1]
 PACKAGES = ("memories", "accounts", "gnosem")
 
@@ -26,15 +33,12 @@ COMPOSITION_ROOTS = {
     "gnosem.urls": "the root URLconf mounts each app's URLs",
     "gnosem.gunicorn_conf": "gunicorn's post_worker_init loads the serving embedding model in each web worker",
 }
-INDEXING = (
-    "memories.vectors",
-    "memories.sequences",
-    "memories.services",
-    "memories.queue",
-    "memories.compression",
-    "memories.embedding",
-)
-ABOVE_INDEXING = ("memories.search", "memories.api", "memories.mcp", "memories.views")
+CORE = ("memories.models", "memories.vocabulary", "memories.selectors", "memories.validation")
+INTERFACES = ("memories.views", "memories.api", "memories.mcp", "memories.management")
+# What may import an interface: the URLs mount them, start-up connects the receivers and tasks.
+INTERFACE_USERS = ("memories.urls", "memories.apps")
+INDEXING = ("memories.indexing", "memories.compression", "memories.services")
+ABOVE_INDEXING = ("memories.search", *INTERFACES)
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,7 @@ def test_the_graph_sees_module_level_and_function_local_imports_but_not_type_che
     assert names == {"TYPE_CHECKING", "memories.models", "services"}
     edges = {(edge.importer, edge.imported) for edge in import_graph()}
     # gunicorn_conf imports memories inside its post_worker_init hook only.
-    assert ("gnosem.gunicorn_conf", "memories.embedding") in edges
+    assert ("gnosem.gunicorn_conf", "memories.indexing.embedding") in edges
     assert ("memories.api.views", "memories.services") in edges  # `from memories import services`
 
 
@@ -173,7 +177,8 @@ def test_indexing_never_reaches_search_or_the_interfaces():
     for edge in import_graph():
         following.setdefault(edge.importer, []).append(edge)
     chains = []
-    for start in INDEXING:
+    starts = [module for module in module_files() if within(module, INDEXING)]
+    for start in starts:
         paths, seen = deque([[edge] for edge in following.get(start, [])]), {start}
         while paths:
             path = paths.popleft()
@@ -191,15 +196,18 @@ def test_indexing_never_reaches_search_or_the_interfaces():
 
 def test_the_queue_imports_nothing_from_memories():
     climbs = [
-        edge for edge in import_graph() if edge.importer == "memories.queue" and within(edge.imported, ("memories",))
+        edge
+        for edge in import_graph()
+        if edge.importer == "memories.indexing.queue" and within(edge.imported, ("memories",))
     ]
-    assert not climbs, "memories.queue imports from memories:\n" + listed(climbs)
+    assert not climbs, "memories.indexing.queue imports from memories:\n" + listed(climbs)
 
 
 def test_indexing_loads_no_part_of_the_search_package_once_django_is_set_up(tmp_path):
     """What `ast` cannot see: the apps Django loads at set-up (their `ready()`, signals, admin)."""
     probe = (
-        "import sys, django; django.setup(); import memories.services, memories.vectors, memories.sequences; "
+        "import sys, django; django.setup(); "
+        "import memories.services, memories.indexing.vectors, memories.indexing.sequences; "
         "print(sorted(name for name in sys.modules if name.startswith('memories.search')))"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "gnosem.settings", "GNOSEM_DATA_DIR": str(tmp_path)}
@@ -208,3 +216,66 @@ def test_indexing_loads_no_part_of_the_search_package_once_django_is_set_up(tmp_
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def package_of(module: str) -> str:
+    """The package of `memories` a module belongs to (`memories.notes`), or the module itself
+    where it stands at the app's top (`memories.services`); outside the app, its top package."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "memories" else parts[0]
+
+
+def test_the_app_packages_import_each_other_in_one_direction():
+    between: dict[str, dict[str, Edge]] = {}
+    for edge in import_graph():
+        importer, imported = package_of(edge.importer), package_of(edge.imported)
+        if importer != imported and importer.startswith("memories") and imported.startswith("memories"):
+            between.setdefault(importer, {}).setdefault(imported, edge)
+    loops = []
+    for start in sorted(between):
+        paths = deque([[edge] for edge in between[start].values()])
+        seen = set()
+        while paths:
+            path = paths.popleft()
+            last = package_of(path[-1].imported)
+            if last == start:
+                loops.append(path)
+                break
+            if last not in seen:
+                seen.add(last)
+                paths.extend([*path, edge] for edge in between.get(last, {}).values())
+    assert not loops, "packages that import each other back:\n" + "\n\n".join(listed(loop) for loop in loops)
+
+
+def test_the_core_stands_on_no_capability_package():
+    climbs = [
+        edge
+        for edge in import_graph()
+        if within(edge.importer, CORE) and within(edge.imported, ("memories",)) and not within(edge.imported, CORE)
+    ]
+    assert not climbs, "the core imports a capability:\n" + listed(climbs)
+
+
+def test_only_the_urls_and_start_up_import_the_interfaces():
+    climbs = [
+        edge
+        for edge in import_graph()
+        if within(edge.imported, INTERFACES)
+        and within(edge.importer, ("memories",))
+        and package_of(edge.importer) != package_of(edge.imported)
+        and edge.importer not in INTERFACE_USERS
+    ]
+    assert not climbs, "an interface imported from inside the app:\n" + listed(climbs)
+
+
+def test_the_package_rules_see_a_loop_between_packages(monkeypatch):
+    """The checks above can fail: a made-up import from the core to a capability and back is caught."""
+    made_up = [
+        Edge("memories.models", "memories.notes.services", "made-up:1"),
+        Edge("memories.notes.services", "memories.models", "made-up:2"),
+    ]
+    monkeypatch.setattr(sys.modules[__name__], "import_graph", lambda: made_up)
+    with pytest.raises(AssertionError, match="packages that import each other back"):
+        test_the_app_packages_import_each_other_in_one_direction()
+    with pytest.raises(AssertionError, match="the core imports a capability"):
+        test_the_core_stands_on_no_capability_package()

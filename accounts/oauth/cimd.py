@@ -133,7 +133,7 @@ def _addresses(target: _Target, deadline: float) -> list[str]:
         raise OAuthClientError("invalid_client", f"Looking up {target.host} took too long.") from None
     except (OSError, UnicodeError):
         raise OAuthClientError("invalid_client", f"The host name {target.host} does not resolve.") from None
-    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))  # an IP address: a str for TCP
     if not settings.GNOSEM_OAUTH_ALLOW_LOOPBACK_HTTP:
         for address in addresses:
             if not address_is_public(address):

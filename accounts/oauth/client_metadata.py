@@ -51,7 +51,9 @@ def client_metadata_clean(
     client without client_name (else the host of its first redirect URI)."""
     redirect_uris = redirect_uris_clean(document.get("redirect_uris"))
     return ClientMetadata(
-        client_name=_client_name(document.get("client_name"), default_name or urlsplit(redirect_uris[0]).hostname),
+        client_name=_client_name(
+            document.get("client_name"), default_name or urlsplit(redirect_uris[0]).hostname or ""
+        ),
         redirect_uris=redirect_uris,
         grant_types=_grant_types(document.get("grant_types")),
         response_types=_response_types(document.get("response_types")),

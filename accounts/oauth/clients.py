@@ -54,7 +54,7 @@ def _described_client(url: str, cached: OAuthClient | None, request: HttpRequest
         document = fetch_client_metadata(url)
     except OAuthClientError as exc:
         fetched_at = cached.metadata_fetched_at if cached is not None else None
-        if fetched_at is not None and now - fetched_at < timedelta(seconds=MAX_CACHE_SECONDS):
+        if cached is not None and fetched_at is not None and now - fetched_at < timedelta(seconds=MAX_CACHE_SECONDS):
             logger.warning("Using the kept metadata of %s: fetching it again failed (%s)", url, exc.description)
             return cached
         raise

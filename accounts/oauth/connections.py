@@ -8,6 +8,7 @@ or by refresh token reuse ends its connection, and so does the authorization cod
 """
 
 import hashlib
+from typing import cast
 from urllib.parse import urlsplit
 from uuid import UUID
 
@@ -24,14 +25,15 @@ from gnosem.errors import NotFound
 from gnosem.types import Owner
 
 # The longest name a connection may have: its column's length.
-MAX_NAME_CHARS: int = ApiToken._meta.get_field("name").max_length
+MAX_NAME_CHARS = cast(int, ApiToken._meta.get_field("name").max_length)  # a CharField's: always set
 # Access tokens are random strings of a few dozen characters; longer input is not looked up.
 MAX_ACCESS_TOKEN_CHARS = 255
 
 
-def redirect_host(client: OAuthClient) -> str:
-    """Where the client sends the user back to: the host of its first redirect URI."""
-    uris = client.redirect_uris.split()
+def redirect_host(client: OAuthClient | None) -> str:
+    """Where the client sends the user back to: the host of its first redirect URI (a connection's
+    client is never None; its column allows it for `gno_` tokens)."""
+    uris = client.redirect_uris.split() if client is not None else []
     return (urlsplit(uris[0]).hostname or "") if uris else ""
 
 

@@ -3,6 +3,7 @@ Inspector runs discovery, registration and the token exchange from its web page)
 
 from collections.abc import Callable
 from functools import wraps
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
@@ -12,7 +13,7 @@ def allow_any_origin(view: Callable[..., HttpResponse]) -> Callable[..., HttpRes
     endpoints take no cookies: a client proves itself with the request's own parameters."""
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         response = HttpResponse(status=204) if request.method == "OPTIONS" else view(request, *args, **kwargs)
         response["Access-Control-Allow-Origin"] = "*"
         response["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"

@@ -60,6 +60,8 @@ def _redirect(uri: str, client: OAuthClient, request: HttpRequest) -> HttpRespon
 
 def _error_redirect(error: OAuth2Error, client: OAuthClient, request: HttpRequest) -> HttpResponse:
     """An error sent back to the client's (already verified) redirect URI, with its state."""
+    if error.redirect_uri is None:  # oauthlib sets it on every error it leaves to the client: never guess one
+        raise error
     return _redirect(error.in_uri(error.redirect_uri), client, request)
 
 
@@ -166,8 +168,9 @@ def token(request: HttpRequest) -> HttpResponse:
         return _token_error("invalid_target", problem)
     if request.POST.getlist("resource"):
         # The toolkit compares the resource with the grant's exactly: give it ours as stored.
-        request.POST = request.POST.copy()
-        request.POST.setlist("resource", [mcp_resource(request)])
+        post = request.POST.copy()
+        post.setlist("resource", [mcp_resource(request)])
+        request.POST = post  # type: ignore[assignment]  # the stubs make POST read-only; the toolkit reads it here
     return _described(_token_view(request))
 
 

@@ -50,7 +50,8 @@ START_ATTEMPTS = 3  # backends of a killed postmaster may hold its shared memory
 
 _attach_lock = threading.RLock()
 _attached: dict[Path, "EmbeddedServer"] = {}
-_servers: dict[Path, "GnosemPostgresServer"] = {}
+# The package's handles, ours (GnosemPostgresServer) unless the package made one itself.
+_servers: dict[Path, server_module.PostgresServer] = {}
 # (data folder, database) pairs this process has made sure exist.
 _databases: set[tuple[Path, str]] = set()
 
@@ -249,7 +250,7 @@ class GnosemPostgresServer(server_module.PostgresServer):
         ]
         for attempt in range(1, START_ATTEMPTS + 1):
             try:
-                _commands.pg_ctl(arguments, pgdata=self.pgdata, user=self.system_user, timeout=START_TIMEOUT_SECONDS)
+                _commands.pg_ctl(arguments, pgdata=self.pgdata, user=self.system_user, timeout=START_TIMEOUT_SECONDS)  # type: ignore[attr-defined]  # the package sets its commands on _commands at import
                 break
             except Exception as exc:
                 if attempt == START_ATTEMPTS:

@@ -56,7 +56,7 @@ def _code(exc: exceptions.APIException) -> str:
     return codes if isinstance(codes, str) else exc.default_code
 
 
-def _message(detail) -> str:
+def _message(detail: object) -> str:
     if isinstance(detail, dict):
         return "; ".join(f"{key}: {_message(value)}" for key, value in detail.items())
     if isinstance(detail, list):

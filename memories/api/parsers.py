@@ -1,6 +1,7 @@
 """The API's one body parser: JSON read by the same rules as MCP's (gnosem.json_input)."""
 
-from typing import Any
+from collections.abc import Mapping
+from typing import IO, Any
 
 from rest_framework import exceptions, parsers
 
@@ -16,7 +17,9 @@ class JsonBodyParser(parsers.JSONParser):
     reads its (larger) body itself, under GNOSEM_IMPORT_MAX_BYTES.
     """
 
-    def parse(self, stream, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:
         try:
             return load_json(stream.read())
         except JsonInputError as exc:

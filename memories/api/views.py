@@ -20,14 +20,17 @@ from rest_framework.views import APIView
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
 from gnosem.errors import ValidationError
-from memories import near_duplicates, notes, quotas, selectors, services, transfer
+from memories import selectors, services
 from memories.api import serializers as shapes
+from memories.api.authentication import TokenRequest
 from memories.api.errors import error_body
 from memories.api.throttles import ImportRateThrottle, TokenRateThrottle
-from memories.counting import GROUPINGS, memory_count
-from memories.graph_explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT, graph_explore
+from memories.graph.explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT, graph_explore
+from memories.hygiene import near_duplicates
+from memories.limits import quotas
 from memories.models import Memory
-from memories.notes import NOTE_START_SCHEMA
+from memories.notes import services as notes
+from memories.notes.services import NOTE_START_SCHEMA
 from memories.presenters import (
     graph_to_dict,
     history_to_dict,
@@ -40,10 +43,14 @@ from memories.presenters import (
     semantic_results_to_dict,
     written_memory_to_dict,
 )
+from memories.reading.counting import GROUPINGS, memory_count
+from memories.reading.session import session_start
 from memories.search.about import ABOUT_MIN_SIMILARITY
 from memories.search.notes import semantic_search
 from memories.search.pipeline import search_hybrid
-from memories.session import session_start
+from memories.transfer.document import exceeds_import_limit, import_limit_description, parse_document
+from memories.transfer.export import export_response
+from memories.transfer.importing import import_memories
 from memories.validation import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_SESSION_MAX_TOKENS,
@@ -219,7 +226,7 @@ class MemoryListView(APIView):
         ],
         responses={200: shapes.MemoryPageOut, **ERRORS},
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: TokenRequest) -> Response:
         page = selectors.memory_list(
             owner=request.user,
             filters=_filters(request),
@@ -246,7 +253,7 @@ class MemoryListView(APIView):
             403: QUOTA_REFUSED,
         },
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: TokenRequest) -> Response:
         data = _write_body(request, shapes.CREATE_PROPERTIES)
         memory = services.memory_write(
             owner=request.user,
@@ -270,7 +277,7 @@ class MemoryDetailView(APIView):
         parameters=[RAW_PARAMETER],
         responses={200: shapes.MemoryOut, **ERRORS, 404: shapes.ErrorOut},
     )
-    def get(self, request: Request, public_id: uuid.UUID) -> Response:
+    def get(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
         memory = selectors.memory_get(owner=request.user, public_id=public_id)
         return Response(memory_to_dict(memory, raw=_flag(request, "raw")))
 
@@ -284,7 +291,7 @@ class MemoryDetailView(APIView):
         request=shapes.MemoryUpdateIn,
         responses={200: shapes.MemoryOut, **ERRORS, **BODY_ERRORS, 403: QUOTA_REFUSED, 404: shapes.ErrorOut},
     )
-    def patch(self, request: Request, public_id: uuid.UUID) -> Response:
+    def patch(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
         data = _write_body(request, shapes.UPDATE_PROPERTIES)
         memory = services.memory_update(owner=request.user, public_id=public_id, **data)
         return Response(memory_to_dict(memory))
@@ -294,7 +301,7 @@ class MemoryDetailView(APIView):
         summary="Delete a memory",
         responses={204: None, **ANY_REQUEST_ERRORS, 403: shapes.ErrorOut, 404: shapes.ErrorOut},
     )
-    def delete(self, request: Request, public_id: uuid.UUID) -> Response:
+    def delete(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
         services.memory_delete(owner=request.user, public_id=public_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -316,7 +323,7 @@ class MemorySearchView(APIView):
         ],
         responses={200: shapes.SearchOut, **ERRORS},
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: TokenRequest) -> Response:
         raw, explain = _flag(request, "raw"), _flag(request, "explain")
         max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
         hits = search_hybrid(
@@ -346,7 +353,7 @@ def _memory_action(
             request=None,
             responses={200: shapes.MemoryOut, **errors, 403: shapes.ErrorOut, 404: shapes.ErrorOut},
         )
-        def post(self, request: Request, public_id: uuid.UUID) -> Response:
+        def post(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
             return Response(memory_to_dict(service(owner=request.user, public_id=public_id)))
 
     MemoryActionView.__name__ = MemoryActionView.__qualname__ = f"{operation_id.title().replace('_', '')}View"
@@ -384,7 +391,7 @@ class MemoryHistoryView(APIView):
         summary="A memory and its earlier versions, newest first",
         responses={200: shapes.HistoryOut, **ANY_REQUEST_ERRORS, 404: shapes.ErrorOut},
     )
-    def get(self, request: Request, public_id: uuid.UUID) -> Response:
+    def get(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
         return Response(history_to_dict(*selectors.memory_history(owner=request.user, public_id=public_id)))
 
 
@@ -407,7 +414,7 @@ class MemoryCountView(APIView):
         ],
         responses={200: shapes.CountOut, **ERRORS},
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: TokenRequest) -> Response:
         params = request.query_params
         counted = memory_count(
             owner=request.user,
@@ -432,7 +439,7 @@ class NoteListView(APIView):
         ],
         responses={200: shapes.NotePageOut, **ERRORS},
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: TokenRequest) -> Response:
         page = notes.note_list(
             owner=request.user,
             tags=_listed(request, "tags"),
@@ -448,7 +455,7 @@ class NoteListView(APIView):
         request=shapes.NoteCreateIn,
         responses={201: shapes.NoteOut, **ERRORS, **BODY_ERRORS, 403: QUOTA_REFUSED},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: TokenRequest) -> Response:
         data = _write_body(request, shapes.NOTE_CREATE_PROPERTIES)
         note = notes.note_write(
             owner=request.user, title=data.get("title"), content=data.get("content"), tags=data.get("tags")
@@ -467,7 +474,7 @@ class NoteDetailView(APIView):
         ],
         responses={200: shapes.NoteReadOut, **ERRORS, 404: shapes.ErrorOut},
     )
-    def get(self, request: Request, public_id: uuid.UUID) -> Response:
+    def get(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
         note = notes.note_get(owner=request.user, public_id=public_id)
         start = notes.clean_note_start(_whole_number(request, "start"), note=note)
         max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
@@ -479,7 +486,7 @@ class NoteDetailView(APIView):
         request=shapes.NoteUpdateIn,
         responses={200: shapes.NoteOut, **ERRORS, **BODY_ERRORS, 403: QUOTA_REFUSED, 404: shapes.ErrorOut},
     )
-    def patch(self, request: Request, public_id: uuid.UUID) -> Response:
+    def patch(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
         data = _write_body(request, shapes.NOTE_CREATE_PROPERTIES)
         return Response(note_to_dict(notes.note_update(owner=request.user, public_id=public_id, **data)))
 
@@ -488,7 +495,7 @@ class NoteDetailView(APIView):
         summary="Delete a note",
         responses={204: None, **ANY_REQUEST_ERRORS, 403: shapes.ErrorOut, 404: shapes.ErrorOut},
     )
-    def delete(self, request: Request, public_id: uuid.UUID) -> Response:
+    def delete(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
         notes.note_delete(owner=request.user, public_id=public_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -507,7 +514,7 @@ class SemanticSearchView(APIView):
         ],
         responses={200: shapes.SemanticOut, **ERRORS},
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: TokenRequest) -> Response:
         hits = semantic_search(
             owner=request.user,
             query=request.query_params.get("query"),
@@ -551,7 +558,7 @@ class GraphExploreView(APIView):
             ),
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: TokenRequest) -> Response:
         params = request.query_params
         max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
         view = graph_explore(
@@ -586,7 +593,7 @@ class SessionContextView(APIView):
         ],
         responses={200: shapes.SessionOut, **ERRORS},
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: TokenRequest) -> Response:
         params = request.query_params
         context = session_start(
             owner=request.user,
@@ -603,8 +610,8 @@ class ExportView(APIView):
         summary="Every memory as one Gnosem export document (JSON, streamed)",
         responses={200: OpenApiTypes.OBJECT, **ANY_REQUEST_ERRORS},
     )
-    def get(self, request: Request) -> StreamingHttpResponse:
-        response = transfer.export_response(request.user)
+    def get(self, request: TokenRequest) -> StreamingHttpResponse:
+        response = export_response(request.user)
         activity_record(owner=request.user, action=ActivityAction.EXPORTED, token=request.auth, request=request)
         return response
 
@@ -629,16 +636,16 @@ class ImportView(APIView):
             413: OpenApiResponse(shapes.ErrorOut, description="Body over the import limit."),
         },
     )
-    def post(self, request: Request) -> Response:
-        if transfer.exceeds_import_limit(request.META.get("CONTENT_LENGTH")):
-            limit = transfer.import_limit_description()
+    def post(self, request: TokenRequest) -> Response:
+        if exceeds_import_limit(request.META.get("CONTENT_LENGTH")):
+            limit = import_limit_description()
             return Response(
                 error_body("too_large", f"The body is over the {limit} import limit; nothing was imported."),
                 status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
             )
         # Read the stream itself: request.data would stop at Django's small in-memory body limit.
-        document = transfer.parse_document(request.stream.read() if request.stream else b"")
-        report = transfer.import_memories(owner=request.user, document=document)
+        document = parse_document(request.stream.read() if request.stream else b"")
+        report = import_memories(owner=request.user, document=document)
         activity_record(
             owner=request.user,
             action=ActivityAction.IMPORTED,
@@ -702,7 +709,7 @@ class UsageView(APIView):
             **ANY_REQUEST_ERRORS,
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: TokenRequest) -> Response:
         return Response(quotas.quota_usage(request.user).as_dict())
 
 

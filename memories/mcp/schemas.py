@@ -9,12 +9,12 @@ from typing import Any
 
 from django.conf import settings
 
-from memories.counting import GROUPINGS
-from memories.graph_explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT
-from memories.graph_explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
+from memories.graph.explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT
+from memories.graph.explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
 from memories.models import MAX_CONTENT_CHARS, MAX_ENTITY_NAME_CHARS, MAX_NOTE_TITLE_CHARS, MAX_TAGS
-from memories.notes import NOTE_START_SCHEMA
+from memories.notes.services import NOTE_START_SCHEMA
 from memories.presenters import DUPLICATE_PROPERTY, MEMORY_PROPERTIES
+from memories.reading.counting import GROUPINGS
 from memories.search.notes import KINDS as SEARCH_KINDS
 from memories.validation import (
     CONTENT_SCHEMA,

@@ -7,18 +7,17 @@ results with `isError: true` and a message saying what to change, so the model c
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-from django.contrib.auth.base_user import AbstractBaseUser
+from typing import Any, TypeVar
 
 from accounts.models import ApiToken
 from gnosem.errors import GnosemError, NotFound, PermissionDenied
 from gnosem.errors import ValidationError as MemoryValidationError
-from memories import notes, selectors, services
-from memories.counting import memory_count
-from memories.graph_explore import EntityNotFound, graph_explore
+from gnosem.types import Owner
+from memories import selectors, services
+from memories.graph.explore import EntityNotFound, graph_explore
 from memories.mcp import schemas
 from memories.mcp.arguments import check_arguments
+from memories.notes import services as notes
 from memories.presenters import (
     COUNT_SCHEMA,
     GRAPH_SCHEMA,
@@ -42,10 +41,11 @@ from memories.presenters import (
     semantic_results_to_dict,
     written_memory_to_dict,
 )
+from memories.reading.counting import memory_count
+from memories.reading.session import session_start
 from memories.search.about import ABOUT_MIN_SIMILARITY
 from memories.search.notes import semantic_search
 from memories.search.pipeline import search_hybrid
-from memories.session import session_start
 from memories.validation import clean_filters, clean_limit, clean_max_tokens, clean_memory_id, written_by_or_default
 
 
@@ -57,7 +57,7 @@ class Caller:
     client_name: str | None = None
 
     @property
-    def owner(self) -> AbstractBaseUser:
+    def owner(self) -> Owner:
         return self.token.owner
 
 
@@ -91,7 +91,10 @@ class Tool:
         }
 
 
-def _client(caller: Caller, written_by: object = None) -> object:
+_Given = TypeVar("_Given")
+
+
+def _client(caller: Caller, written_by: _Given | None = None) -> _Given | str:
     return written_by_or_default(written_by, token_name=caller.token.name, client_name=caller.client_name)
 
 
@@ -189,7 +192,7 @@ def _note_write(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _note_get(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
-    note = notes.note_get(owner=caller.owner, public_id=arguments["id"])
+    note = notes.note_get(owner=caller.owner, public_id=notes.clean_note_id(arguments["id"]))
     start = notes.clean_note_start(arguments.get("start"), note=note)
     return note_read_to_dict(note, start=start, max_tokens=clean_max_tokens(arguments.get("max_tokens")))
 
@@ -203,11 +206,13 @@ def _note_list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _note_update(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     changes = {key: arguments[key] for key in ("title", "content", "tags") if key in arguments}
-    return note_to_dict(notes.note_update(owner=caller.owner, public_id=arguments["id"], **changes))
+    return note_to_dict(
+        notes.note_update(owner=caller.owner, public_id=notes.clean_note_id(arguments["id"]), **changes)
+    )
 
 
 def _note_delete(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
-    notes.note_delete(owner=caller.owner, public_id=arguments["id"])
+    notes.note_delete(owner=caller.owner, public_id=notes.clean_note_id(arguments["id"]))
     return {"id": str(arguments["id"]), "deleted": True}
 
 

@@ -17,10 +17,10 @@ from accounts.models import ApiToken
 from accounts.oauth.metadata import bearer_challenge
 from accounts.oauth.urls_for import mcp_resource
 from accounts.tokens import bearer_secret, token_authenticate
+from memories.limits.rates import RateDecision, token_rate_limit_hit
 from memories.mcp import methods, protocol
 from memories.mcp.protocol import Exchange, Notification, RpcError
 from memories.mcp.tools import Caller
-from memories.ratelimit import RateDecision, token_rate_limit_hit
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Entities get a random public id, unique per owner, for the pages and explore_graph (their row id
 counts every owner's entities). The column's default is drawn by PostgreSQL for each row, so
 existing entities get distinct ids as the column is added, and every entity created later does too
-(memories.graph inserts them in SQL)."""
+(memories.graph.linking inserts them in SQL)."""
 
 import django.contrib.postgres.functions
 from django.db import migrations, models

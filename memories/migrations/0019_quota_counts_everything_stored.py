@@ -1,4 +1,4 @@
-"""Quotas count everything stored (memories.quotas): the limits' descriptions say so. Nothing
+"""Quotas count everything stored (memories.limits.quotas): the limits' descriptions say so. Nothing
 changes in the database."""
 
 from django.db import migrations, models

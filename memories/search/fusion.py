@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memories.embedding import DEFAULT_MODEL_NAME
-from memories.model_packages import MPNET_NAME
+from memories.indexing.embedding import DEFAULT_MODEL_NAME
+from memories.indexing.model_packages import MPNET_NAME
 from memories.search.signals import Ranked
 
 # The fused score of the weakest candidate (the best scores 1): it was found.
@@ -154,7 +154,7 @@ def candidate_features(
             ]
         )
     return {
-        memory_id: np.append(row, _neighbour_features(features, neighbours.get(memory_id, ())))
+        memory_id: np.append(row, _neighbour_features(features, neighbours.get(memory_id, (None, None))))
         for memory_id, row in features.items()
     }
 
@@ -186,7 +186,9 @@ def fuse(rankings: dict[str, list[Ranked]], weights: dict[str, float], model: st
             entry.signals[name] = {"rank": rank, "score": round(item.score, 6)}
     if rankings.get("vector") and "keyword" in rankings:
         fitted = FUSION_WEIGHTS.get(model, FUSION_WEIGHTS[DEFAULT_MODEL_NAME])
-        theta = np.array([fitted[name] * weights.get(signal, 1.0) for name, signal in FEATURES.items()])
+        theta = np.array(
+            [fitted[name] * (weights.get(signal, 1.0) if signal else 1.0) for name, signal in FEATURES.items()]
+        )
         scores = {
             memory_id: float(row @ theta)
             for memory_id, row in candidate_features(rankings, _sequence_pairs(rankings)).items()

@@ -13,12 +13,12 @@ from pgvector import Vector
 
 from gnosem.errors import ValidationError
 from gnosem.types import Owner
+from memories.indexing.vectors import serving_model_name
 from memories.models import Note, NoteChunk
 from memories.search.pipeline import SearchHit, query_embedding, search_hybrid
 from memories.search.signals import BM25_B, BM25_K1
 from memories.selectors import MemoryFilters
 from memories.validation import clean_query, clean_tags, clean_top_k
-from memories.vectors import serving_model_name
 
 KINDS = ("notes", "memories")
 # Passages each signal contributes per requested note: a note may hold several of the best.
@@ -111,7 +111,12 @@ def note_search(
     """The owner's indexed notes best matching `query`, best first, each with its best passage.
     `signals` leaves one out (the benchmark measures each alone)."""
     query, top_k, tags = clean_query(query), clean_top_k(top_k), clean_tags(tags)
-    params = {"owner": owner.pk, "query": query, "limit": top_k * PASSAGES_PER_RESULT, "tags": tags}
+    params: dict[str, int | str | list[str]] = {
+        "owner": owner.pk,
+        "query": query,
+        "limit": top_k * PASSAGES_PER_RESULT,
+        "tags": tags,
+    }
     join, filters = (_TAGS_JOIN, _TAGS_FILTER) if tags else ("", "")
     model_name, vector = query_embedding(query)
     model_name = model_name or serving_model_name()

@@ -4,7 +4,7 @@ Vector and BM25 rankings of the owner's (filtered) memories are fused (a learned
 the candidates' features and their sequence neighbours', memories.search.fusion); the fused score is
 then multiplied by a recency factor, by a factor for memories outside a time window the query
 names ("last Thursday"), and by MMR's redundancy discount. Graph expansion adds to the fused scores
-of the memories sharing entities with the best candidates (memories.graph), before those factors.
+of the memories sharing entities with the best candidates (memories.graph.linking), before those factors.
 """
 
 import logging
@@ -18,7 +18,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from gnosem.types import Owner
-from memories import embedding
+from memories.indexing import embedding
+from memories.indexing.vectors import serving_model_name
 from memories.models import Memory
 from memories.search.fusion import Fused, expand, fuse
 from memories.search.reranking import diversify, recency_factor
@@ -26,7 +27,6 @@ from memories.search.signals import Ranked, graph_ranking, keyword_ranking, memo
 from memories.search.time_expressions import TimeWindow, parse_time_window
 from memories.selectors import MemoryFilters, memories_of
 from memories.validation import clean_fraction, clean_half_life_days, clean_query, clean_top_k
-from memories.vectors import serving_model_name
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ def search_hybrid(
             explanation={**candidate.explanation, "score": round(candidate.score, 6)},
             duplicates=[
                 member
-                for member in duplicates.get(groups.get(candidate.memory_id), [])
+                for member in (duplicates.get(groups[candidate.memory_id], []) if candidate.memory_id in groups else [])
                 if member.pk != candidate.memory_id
             ],
         )
@@ -146,7 +146,7 @@ class _Candidate:
 
 
 def _one_per_group(candidates: list[_Candidate], groups: dict[int, int]) -> list[_Candidate]:
-    """The candidates with only the best of each group of near-duplicates (memories.near_duplicates)."""
+    """The candidates with only the best of each group of near-duplicates (memories.hygiene.near_duplicates)."""
     seen: set[int] = set()
     kept = []
     for candidate in candidates:

@@ -11,8 +11,8 @@ from django.db import connection
 from pgvector import Vector
 from psycopg import sql
 
+from memories.indexing.sequences import CONTEXT_WINDOW, neighbours_sql, predecessor_sql
 from memories.selectors import MemoryFilters
-from memories.sequences import CONTEXT_WINDOW, neighbours_sql, predecessor_sql
 
 # BM25 parameters (Robertson & Zaragoza's usual values).
 BM25_K1 = 1.2
@@ -32,17 +32,17 @@ class Ranked:
     # The memory's length in search terms, and whether it ends with a question mark (priors of fusion).
     search_length: int = 0
     is_question: bool = False
-    # Its group of near-duplicates (memories.near_duplicates): the original it restates, or itself
+    # Its group of near-duplicates (memories.hygiene.near_duplicates): the original it restates, or itself
     # when others restate it; None outside any group.
     group: int | None = None
-    # The previous and the next memory of its sequence (memories.sequences), None where there is none.
+    # The previous and the next memory of its sequence (memories.indexing.sequences), None where there is none.
     neighbours: tuple[int | None, int | None] = (None, None)
     # Graph: the names of the entities it was reached through, strongest first.
     via: tuple[str, ...] = ()
 
 
 # The vector query, in parts. A short memory's in-context reading (its predecessor's tail + itself,
-# memories.sequences; a chunk at position > 0 from offset 0) matches what either memory says, so
+# memories.indexing.sequences; a chunk at position > 0 from offset 0) matches what either memory says, so
 # when it is a memory's best match it counts for the predecessor too, which goes first: without
 # that, a fact an assistant wrote right after another one outranks it on the other one's topic.
 
@@ -65,7 +65,7 @@ _NEAREST_SQL = sql.SQL("""
     {source}
     ORDER BY distance
     LIMIT %(chunks)s""")
-# The owner's nearest chunks as its HNSW index finds them (memories.vector_indexes; the expression
+# The owner's nearest chunks as its HNSW index finds them (memories.indexing.vector_indexes; the expression
 # and the predicate are the index's), when it has a ready one, else as `scanned` finds them.
 _INDEXED_NEAREST_SQL = sql.SQL("""
     SELECT * FROM (
@@ -151,7 +151,7 @@ def vector_ranking(
     successor's in-context reading when that is better (see `_VECTOR_SQL`).
 
     The nearest chunks come from the owner's HNSW index when it has one (a large owner,
-    memories.vector_indexes) and the search is not filtered; otherwise the cosine is computed for
+    memories.indexing.vector_indexes) and the search is not filtered; otherwise the cosine is computed for
     the chunks shortlisted by signature (`_SHORTLISTED_CHUNKS_SQL`). With `exact` it is computed
     for every chunk of the owner: the reference both are measured against.
     """
@@ -193,7 +193,7 @@ def vector_ranking(
                 "shortlist": limit * SHORTLIST_PER_MEMORY,
                 "chunks": limit * CHUNKS_PER_MEMORY,
                 "limit": limit,
-                "window": CONTEXT_WINDOW,
+                "window": CONTEXT_WINDOW,  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
                 "yield": BORROWED_YIELD,
                 **filter_params,
             },
@@ -220,10 +220,11 @@ def _current_sql(filters: MemoryFilters, table: str) -> sql.Composable:
     return sql.SQL(" AND {table}.superseded_by_id IS NULL").format(table=sql.Identifier(table))
 
 
-def _filters_sql(filters: MemoryFilters) -> tuple[sql.Composed, dict]:
+def _filters_sql(filters: MemoryFilters) -> tuple[sql.Composed, dict[str, list[str] | str | datetime]]:
     """The filters as SQL on `m` (memories_memory), each clause after an AND, with named
     parameters (one per clause)."""
-    clauses, params = [], {}
+    clauses: list[sql.Composable] = []
+    params: dict[str, list[str] | str | datetime] = {}
     if filters.tags:
         clauses.append(sql.SQL(" AND m.tags @> %(tags)s::varchar[]"))
         params["tags"] = list(filters.tags)
@@ -296,7 +297,8 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
     )
     with connection.cursor() as cursor:
         cursor.execute(
-            statement, {"query": query, "owner": owner_id, "limit": limit, "window": CONTEXT_WINDOW, **filter_params}
+            statement,
+            {"query": query, "owner": owner_id, "limit": limit, "window": CONTEXT_WINDOW, **filter_params},  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
         )
         return [
             Ranked(
@@ -370,7 +372,7 @@ GRAPH_VIA = 3
 
 def graph_ranking(*, owner_id: int, seeds: dict[int, float], filters: MemoryFilters, limit: int) -> list[Ranked]:
     """The owner's memories sharing entities with the `seeds` ({memory id: score}), best first
-    (see `_GRAPH_SQL`): the graph expansion signal (memories.graph)."""
+    (see `_GRAPH_SQL`): the graph expansion signal (memories.graph.linking)."""
     if not seeds:
         return []
     filters_sql, filter_params = _filters_sql(filters)

@@ -13,9 +13,9 @@ import requests
 from django.conf import settings
 from django.urls import reverse
 
-from memories import note_files
+from memories.notes import files as note_files
 from tests.faults.conftest import Served
-from tests.memories.test_note_files import TOO_LONG, pdf_showing_a_form
+from tests.memories.notes.test_note_files import TOO_LONG, pdf_showing_a_form
 
 # Made in the served instance: a user, and a session signed in as them.
 SIGN_IN = """

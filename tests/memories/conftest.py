@@ -9,8 +9,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import transaction
 
-from memories import embedding, near_duplicates, notes, services, transfer
+from memories import services
+from memories.hygiene import near_duplicates
+from memories.indexing import embedding
 from memories.models import Chunk, IndexingStatus, Memory, Note
+from memories.notes import services as notes
+from memories.transfer.importing import import_memories
 from tests.memories.chat_server import ChatServer
 from tests.memories.mcp.conftest import mcp, mcp_as  # noqa: F401  (MCP callers, for tests of a service through every door)
 
@@ -124,9 +128,7 @@ def import_dated(index) -> Callable[..., list[Memory]]:
             for i, (content, created_at) in enumerate(memories)
         ]
         with transaction.atomic():
-            transfer.import_memories(
-                owner=owner, document={"format": "gnosem-export", "version": 2, "memories": entries}
-            )
+            import_memories(owner=owner, document={"format": "gnosem-export", "version": 2, "memories": entries})
         imported = Memory.objects.filter(owner=owner).order_by("-id")[: len(memories)]
         indexed = index(*sorted(imported, key=lambda memory: memory.pk))
         for memory in indexed:
@@ -140,7 +142,7 @@ def import_dated(index) -> Callable[..., list[Memory]]:
 @pytest.fixture(scope="session")
 def write_in_sequence() -> Callable[..., Memory]:
     """Write a memory `minutes` after SEQUENCE_START, by "claude" unless `written_by` says otherwise:
-    what one client writes minutes apart is a sequence (memories.sequences)."""
+    what one client writes minutes apart is a sequence (memories.indexing.sequences)."""
 
     def write_in_sequence(owner, content: str, minutes: float, written_by: str = "claude", **fields) -> Memory:
         created_at = SEQUENCE_START + timedelta(minutes=minutes)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memories import embedding
+from memories.indexing import embedding
 from tests.memories.openai_server import Answer, OpenAICompatibleServer
 
 

@@ -7,11 +7,11 @@ import pytest
 
 from gnosem.errors import ValidationError
 from memories import services
-from memories.counting import memory_count
 from memories.models import Memory
+from memories.reading.counting import memory_count
+from memories.reading.session import session_start
 from memories.search.pipeline import search_hybrid
 from memories.selectors import MemoryFilters, memory_list
-from memories.session import session_start
 
 TUESDAYS = "We deploy the billing service on Tuesdays."
 THURSDAYS = "From March on, we deploy the billing service on Thursdays instead of Tuesdays."

@@ -27,12 +27,14 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from gnosem.errors import NotFound, ValidationError
-from memories import selectors, services, transfer
-from memories.graph_explore import graph_explore
+from memories import selectors, services
+from memories.graph.explore import graph_explore
+from memories.indexing.sequences import embedding_pieces
 from memories.models import Chunk, Entity, EntityMention, IndexingStatus, Memory, OwnerCorpusStatistic
 from memories.search.pipeline import search_hybrid
 from memories.selectors import MemoryFilters
-from memories.sequences import embedding_pieces
+from memories.transfer.export import export_chunks
+from memories.transfer.importing import import_memories
 from tests.memories.mcp.conftest import LEGACY, MODERN, McpCaller
 
 WRITER = "claude-code"
@@ -263,7 +265,7 @@ def do_explore(actor: Actor, entity_id: uuid.UUID, via: str, version: str) -> tu
 
 def do_export(actor: Actor, via: str) -> dict:
     if via == "service":
-        return json.loads("".join(transfer.export_chunks(actor.user)))
+        return json.loads("".join(export_chunks(actor.user)))
     response = (
         actor.api.get(reverse("api-export"), headers=actor.auth)
         if via == "rest"
@@ -277,7 +279,7 @@ def do_import(actor: Actor, document: dict, via: str) -> dict[str, int] | str:
     """The report, or the refusal's message."""
     if via == "service":
         try:
-            return transfer.import_memories(owner=actor.user, document=document).as_dict()
+            return import_memories(owner=actor.user, document=document).as_dict()
         except ValidationError as error:
             return error.message
     body = json.dumps(document).encode()

@@ -6,7 +6,8 @@ import json
 import pytest
 from django.test import Client
 
-from memories import models, notes, services, validation
+from memories import models, services, validation
+from memories.notes import services as notes
 from tests.memories.mcp.conftest import McpCaller
 
 TOP_K = {"type": "integer", "minimum": 1, "maximum": validation.MAX_TOP_K, "default": validation.DEFAULT_TOP_K}

@@ -11,11 +11,15 @@ import pytest
 from django.utils import timezone
 
 from gnosem.errors import NotFound, ValidationError
-from memories import embedding, indexing_lifecycle, services, transfer, vectors
-from memories.indexing_lifecycle import MEMORIES
+from memories import services
+from memories.indexing import embedding, vectors
+from memories.indexing import lifecycle as indexing_lifecycle
+from memories.indexing.lifecycle import MEMORIES
+from memories.indexing.sequences import embedding_pieces
 from memories.models import MAX_CONTENT_CHARS, Chunk, CompressionStatus, IndexingStatus, Memory
 from memories.search.pipeline import search_hybrid
-from memories.sequences import embedding_pieces
+from memories.transfer.document import FORMAT, VERSION
+from memories.transfer.importing import import_memories
 
 
 def stored_vector(memory: Memory) -> np.ndarray:
@@ -368,14 +372,14 @@ class TestFairIndexing:
 
     def import_many(self, owner, count: int) -> list[int]:
         document = {
-            "format": transfer.FORMAT,
-            "version": transfer.VERSION,
+            "format": FORMAT,
+            "version": VERSION,
             "memories": [
                 {"content": f"Imported note {i}.", "created_at": f"2024-01-01T{i // 60:02d}:{i % 60:02d}:00Z"}
                 for i in range(count)
             ],
         }
-        transfer.import_memories(owner=owner, document=document)
+        import_memories(owner=owner, document=document)
         return list(Memory.objects.filter(owner=owner).order_by("pk").values_list("pk", flat=True))
 
     def test_another_owners_new_memory_is_in_the_first_batch_after_a_large_import(self, owner, stranger):

@@ -1,8 +1,10 @@
 """manage.py createinvite [--email X] [--days N]: print a single-use sign-up link (GNOSEM_SIGNUP=invite)."""
 
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_email
 
 from accounts.invites import DEFAULT_DAYS, MAX_DAYS, invite_create
@@ -14,7 +16,7 @@ class Command(BaseCommand):
         "stdout). It is shown only this once."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--email", default="", help="Only this address may sign up with the link.")
         parser.add_argument("--days", type=int, default=DEFAULT_DAYS, help="Days the link stays valid (default: 7).")
         parser.add_argument(
@@ -23,7 +25,7 @@ class Command(BaseCommand):
             help="The server's address as visitors reach it (default: %(default)s).",
         )
 
-    def handle(self, *args, email: str, days: int, base_url: str, **options):
+    def handle(self, *args: Any, email: str, days: int, base_url: str, **options: Any) -> None:
         if not 1 <= days <= MAX_DAYS:
             raise CommandError(f"--days must be 1 to {MAX_DAYS}.")
         if not base_url.startswith(("http://", "https://")):

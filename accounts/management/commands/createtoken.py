@@ -1,20 +1,23 @@
 """manage.py createtoken USER: print a new API token (the token alone on stdout)."""
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from accounts.models import TokenScope
 from accounts.tokens import token_create
 from accounts.users import describe_account, existing_users_for_new_account, find_user
 from gnosem.errors import ValidationError
+from gnosem.types import Owner
 
 
 class Command(BaseCommand):
     help = "Create an API token for a user and print it. It is shown only this once."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "username", help="username, e-mail or #ID of the user (with --create-user: the new username)"
         )
@@ -27,15 +30,18 @@ class Command(BaseCommand):
         )
         parser.add_argument("--email", default="", help="E-mail for a user created with --create-user.")
 
-    def handle(self, *args, username: str, scope: str, name: str, create_user: bool, email: str, **options):
+    def handle(
+        self, *args: Any, username: str, scope: str, name: str, create_user: bool, email: str, **options: Any
+    ) -> None:
         try:
             with transaction.atomic():  # a refused token name leaves no new user behind
                 if create_user:
                     user = self._create_user(username, email)
                 else:
-                    user = find_user(username)
-                    if user is None:
+                    found = find_user(username)
+                    if found is None:
                         raise CommandError(f"No user {username!r}. Pass --create-user to create it.")
+                    user = found
                 issued = token_create(owner=user, name=name, scope=scope)
         except ValidationError as exc:
             raise CommandError(str(exc)) from exc
@@ -46,7 +52,7 @@ class Command(BaseCommand):
         )
         self.stdout.write(issued.secret)
 
-    def _create_user(self, username: str, email: str):
+    def _create_user(self, username: str, email: str) -> Owner:
         """A new user, never an existing one: someone may have signed up with this very name."""
         clashes = existing_users_for_new_account(username, email)
         if clashes:

@@ -1,6 +1,8 @@
 """manage.py revoketoken TOKEN_OR_PREFIX: revoke a token so it stops working at once."""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.tokens import token_list, token_revoke_by_prefix
 from accounts.users import describe_account, user_for_command
@@ -10,11 +12,11 @@ from gnosem.errors import NotFound
 class Command(BaseCommand):
     help = "Revoke an API token, given the token itself or its 16-character prefix (as listed by --list)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("token", nargs="?", help="The token or its prefix.")
         parser.add_argument("--list", metavar="USER", help="List a user's tokens (username, e-mail or #ID) instead.")
 
-    def handle(self, *args, token: str | None, list: str | None, **options):
+    def handle(self, *args: Any, token: str | None, list: str | None, **options: Any) -> None:
         if list:
             owner = user_for_command(list)
             self.stderr.write(f"Tokens of {describe_account(owner)}:")

@@ -7,13 +7,14 @@ before huey's in INSTALLED_APPS, so this command stands in for huey's own.
 """
 
 import os
+from typing import Any
 
 from django.conf import settings
 from huey.contrib.djhuey.management.commands.run_huey import Command as HueyConsumerCommand
 
 
 class Command(HueyConsumerCommand):
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         set_process_niceness(settings.GNOSEM_WORKER_NICENESS)
         super().handle(*args, **options)
 

@@ -6,12 +6,14 @@ For memories written while compression was off or whose compression failed; `--s
 
 import time
 from collections import Counter
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from accounts.users import describe_account, user_for_command
-from memories import compression, llm
+from memories.compression import llm
+from memories.compression import services as compression
 from memories.models import CompressionStatus
 
 DEFAULT_STATUSES = [CompressionStatus.DISABLED, CompressionStatus.LLM_ERROR]
@@ -26,7 +28,7 @@ class Command(BaseCommand):
         "compression was off (disabled) or whose compression failed (llm_error)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--user", help="Only this user's memories (username, e-mail or #ID).")
         parser.add_argument(
             "--status",
@@ -44,7 +46,9 @@ class Command(BaseCommand):
             ),
         )
 
-    def handle(self, *args, user: str | None, status: list[str] | None, every_memory: bool, **options):
+    def handle(
+        self, *args: Any, user: str | None, status: list[str] | None, every_memory: bool, **options: Any
+    ) -> None:
         if not llm.llm_configured():
             raise CommandError(
                 "Compression is off: set GNOSEM_LLM_BASE_URL and GNOSEM_LLM_MODEL (see docs/compression.md)."
@@ -63,7 +67,7 @@ class Command(BaseCommand):
             run = _compress_with_retries(memory_id)
             outcomes[run.status if run else "changed or deleted meanwhile"] += 1
             failures_in_a_row = failures_in_a_row + 1 if run and run.status == CompressionStatus.LLM_ERROR else 0
-            if failures_in_a_row == MAX_FAILURES_IN_A_ROW:
+            if run is not None and failures_in_a_row == MAX_FAILURES_IN_A_ROW:  # only failed runs count
                 self.stdout.write(_summary(outcomes, len(memory_ids)))
                 raise CommandError(
                     f"Stopped: the model failed on {MAX_FAILURES_IN_A_ROW} memories in a row (last: {run.reason}). "

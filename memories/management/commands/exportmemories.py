@@ -1,28 +1,29 @@
 """manage.py exportmemories USER [--output FILE]: a user's memories as one JSON export."""
 
 import sys
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
 from accounts.users import describe_account, user_for_command
-from memories import transfer
+from memories.transfer.export import export_chunks, export_count
 
 
 class Command(BaseCommand):
     help = "Write all memories of a user (username or e-mail) as a Gnosem export (JSON) to a file or stdout."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("user", help="username or e-mail")
         parser.add_argument("--output", "-o", help="file to write (default: stdout)")
 
-    def handle(self, *args, user: str, output: str | None, **options):
+    def handle(self, *args: Any, user: str, output: str | None, **options: Any) -> None:
         owner = user_for_command(user)
-        total = transfer.export_count(owner)
+        total = export_count(owner)
         with tqdm(total=total, unit="memory", file=sys.stderr, disable=None) as bar:
-            chunks = transfer.export_chunks(owner, progress=bar.update)
+            chunks = export_chunks(owner, progress=bar.update)
             if output:
                 with open(output, "w", encoding="utf-8") as handle:
                     handle.writelines(chunks)

@@ -6,13 +6,14 @@ the old vectors are dropped. Interrupted, a second run goes on where the first s
 """
 
 import time
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from memories import embedding, vectors
-from memories.queue import indexing_batch_size
+from memories.indexing import embedding, vectors
+from memories.indexing.queue import indexing_batch_size
 
 
 class Command(BaseCommand):
@@ -22,7 +23,7 @@ class Command(BaseCommand):
         "an interrupted run goes on where it stopped."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--batch-size",
             type=int,
@@ -35,7 +36,7 @@ class Command(BaseCommand):
             help="Keep the previous model's vectors after switching (to switch back without re-embedding).",
         )
 
-    def handle(self, *args, batch_size: int, keep_old: bool, **options):
+    def handle(self, *args: Any, batch_size: int, keep_old: bool, **options: Any) -> None:
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1.")
         try:
@@ -62,7 +63,7 @@ class Command(BaseCommand):
         kept = " (old vectors kept: --keep-old)" if keep_old else f"; {dropped} vectors of other models dropped"
         self.stdout.write(f"Search uses {target.name}: {switched}{kept}.")
 
-    def _embed_missing(self, target: embedding.Embedder, batch_size: int) -> int:
+    def _embed_missing(self, target: embedding.AnyEmbedder, batch_size: int) -> int:
         """Embed, batch by batch in id order, every indexed memory lacking `target`'s vectors."""
         missing = vectors.memories_missing_vectors(target.name).only("id", "owner_id", "content")
         embedded = last_id = 0

@@ -8,13 +8,14 @@ full), this queues them again with their attempts reset; the workers embed them.
 """
 
 import sys
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from accounts.users import describe_account, user_for_command
-from memories import indexing_lifecycle
-from memories.indexing_lifecycle import MEMORIES, NOTES
+from memories.indexing import lifecycle as indexing_lifecycle
+from memories.indexing.lifecycle import MEMORIES, NOTES
 
 
 class Command(BaseCommand):
@@ -23,7 +24,7 @@ class Command(BaseCommand):
         "embedded again, with their attempts reset: everyone's, or one user's with --user."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--failed",
             action="store_true",
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--user", help="only this user's memories and notes (username, e-mail or #ID)")
 
-    def handle(self, *args, failed: bool, user: str | None, **options):
+    def handle(self, *args: Any, failed: bool, user: str | None, **options: Any) -> None:
         if not failed:
             raise CommandError(
                 "Say what to re-index: --failed queues the memories and notes that failed to be embedded again "

@@ -17,10 +17,12 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from django.db import connections
 
 logger = logging.getLogger("gnosem.serve")
@@ -45,19 +47,23 @@ class Child:
     delay: float = 0.0  # the pause before the next restart
     restart_at: float | None = None
 
-    def start(self) -> None:
-        self.process = subprocess.Popen(self.argv)
+    def start(self) -> subprocess.Popen:
+        self.process = process = subprocess.Popen(self.argv)
         self.started_at = time.monotonic()
         self.restart_at = None
+        return process
 
     def check(self, now: float) -> None:
         """Notice an exit and schedule the restart; start it again when its pause is over."""
         if self.restart_at is not None:
             if now >= self.restart_at:
-                self.start()
-                logger.warning("%s process started again (pid %d)", self.name, self.process.pid)
+                restarted = self.start()
+                logger.warning("%s process started again (pid %d)", self.name, restarted.pid)
             return
-        status = self.process.poll()
+        process = self.process
+        if process is None:  # not started yet
+            return
+        status = process.poll()
         if status is None:
             return
         ran = now - self.started_at
@@ -69,7 +75,7 @@ class Child:
         logger.error(
             "%s process (pid %d) %s after %.0f s; starting it again in %.0f s",
             self.name,
-            self.process.pid,
+            process.pid,
             _describe_exit(status),
             ran,
             self.delay,
@@ -104,11 +110,11 @@ class Command(BaseCommand):
         "starting again whichever of them exits."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
 
-    def handle(self, *args, host: str, port: int, **options):
+    def handle(self, *args: Any, host: str, port: int, **options: Any) -> None:
         call_command("migrate", interactive=False, verbosity=0)
         call_command("createcachetable")  # the log-in throttle's counters, when there is no Redis
         connections.close_all()  # the children open their own
@@ -131,7 +137,7 @@ class Command(BaseCommand):
         ]
         stopping = False
 
-        def stop(signum, frame):
+        def stop(signum: int, frame: FrameType | None) -> None:
             nonlocal stopping
             stopping = True
 

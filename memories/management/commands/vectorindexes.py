@@ -1,13 +1,15 @@
 """manage.py vectorindexes: build the HNSW indexes of large owners now, and drop those no longer wanted.
 
-A worker does the same every ten minutes (memories.vector_indexes); this runs it at once, after a
+A worker does the same every ten minutes (memories.indexing.vector_indexes); this runs it at once, after a
 large import say, and prints what it did.
 """
+
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.vector_indexes import vector_indexes_maintain
+from memories.indexing.vector_indexes import vector_indexes_maintain
 
 
 class Command(BaseCommand):
@@ -16,7 +18,7 @@ class Command(BaseCommand):
         "and drop the indexes no longer wanted (a worker does this every ten minutes)."
     )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         if not settings.GNOSEM_VECTOR_INDEX_MIN_CHUNKS:
             self.stderr.write("GNOSEM_VECTOR_INDEX_MIN_CHUNKS is 0: no owner gets an index; dropping any there are.")
         report = vector_indexes_maintain(progress=lambda message: self.stderr.write(message))

@@ -9,8 +9,10 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.tokens import token_create, token_revoke
-from memories import near_duplicates, services, transfer
+from memories import services
+from memories.hygiene import near_duplicates
 from memories.models import Memory
+from memories.transfer.export import export_count
 from tests.memories.conftest import CI_CACHE, DARK_MODE, DARK_MODE_AGAIN, DEEP_EXPORT, FONT, RAW, STANDUP
 
 START = datetime(2025, 5, 1, 12, tzinfo=UTC)
@@ -301,7 +303,7 @@ def test_an_import_bigger_than_djangos_in_memory_body_limit_works(api, owner):
     items = [{"content": f"{i} " + "w" * 3000, "created_at": "2025-01-01"} for i in range(1000)]  # ~3 MB
     response = api.send("post", "import", {"format": "gnosem-export", "version": 1, "memories": items})
     assert response.status_code == 200 and response.json()["imported"] == 1000
-    assert transfer.export_count(owner) == 1000
+    assert export_count(owner) == 1000
 
 
 def test_an_import_nested_thousands_deep_is_a_400(api, owner):

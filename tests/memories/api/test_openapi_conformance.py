@@ -16,9 +16,11 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
 from gnosem.env import Rate
-from memories import notes, services, transfer
-from memories.graph import entities_link
+from memories import services
+from memories.graph.linking import entities_link
 from memories.models import MAX_CONTENT_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, CompressionStatus, Memory, Quota
+from memories.notes import services as notes
+from memories.transfer.document import FORMAT, VERSION
 
 DOCUMENT_URI = "urn:gnosem:openapi"
 MEMORIES = "/api/v1/memories"
@@ -147,7 +149,7 @@ def an_export(*contents: str) -> dict[str, Any]:
         {"content": content, "tags": [], "written_by": "", "created_at": "2025-05-01T12:00:00+00:00"}
         for content in contents
     ]
-    return {"format": transfer.FORMAT, "version": transfer.VERSION, "memories": memories}
+    return {"format": FORMAT, "version": VERSION, "memories": memories}
 
 
 def over_quota(world: World) -> None:

@@ -7,7 +7,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from memories import embedding, services, vectors
+from memories import services
+from memories.indexing import embedding, vectors
 from memories.models import Chunk
 from memories.search.pipeline import search_hybrid
 from tests.memories.conftest import SHIPPED_MODEL_MEMORIES, models_of

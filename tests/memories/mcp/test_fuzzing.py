@@ -21,7 +21,7 @@ from django.db import transaction
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from memories import notes, services
+from memories import services
 from memories.mcp.protocol import (
     CLIENT_CAPABILITIES_META_KEY,
     CLIENT_INFO_META_KEY,
@@ -30,6 +30,7 @@ from memories.mcp.protocol import (
     SUPPORTED_VERSIONS,
 )
 from memories.mcp.tools import TOOLS
+from memories.notes import services as notes
 from tests.fuzzing import HOSTILE_JSON_VALUES, LONE_SURROGATES, fuzz_settings, report_line
 from tests.fuzzing import HOSTILE_STRINGS as SHARED_HOSTILE_STRINGS
 from tests.memories.mcp.conftest import LEGACY, MODERN, McpCaller

@@ -3,7 +3,7 @@ the default all-MiniLM-L6-v2 and with the stronger all-mpnet-base-v2 (both shipp
 
 import pytest
 
-from memories.model_packages import MPNET_NAME
+from memories.indexing.model_packages import MPNET_NAME
 from tests.memories.mcp.conftest import MODERN
 
 MINILM = "default"

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from memories.embedding import DEFAULT_MODEL_NAME
-from memories.model_packages import MPNET_NAME
+from memories.indexing.embedding import DEFAULT_MODEL_NAME
+from memories.indexing.model_packages import MPNET_NAME
 from memories.search.fusion import (
     FEATURES,
     FUSED_FLOOR,

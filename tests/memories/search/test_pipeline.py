@@ -249,7 +249,7 @@ def test_first_place_in_every_signal_scores_one(db, corpus):
 
 
 def test_the_breakdown_names_the_signals_that_found_each_memory(db, corpus, settings):
-    settings.GNOSEM_WEIGHT_GRAPH = 0.0  # graph expansion's breakdown: tests/memories/test_graph.py
+    settings.GNOSEM_WEIGHT_GRAPH = 0.0  # graph expansion's breakdown: tests/memories/graph/test_graph.py
     waiting = services.memory_write(owner=corpus.owner, content="The payment webhook secret lives in the vault.")
     hits = {hit.memory.pk: hit for hit in search_hybrid(owner=corpus.owner, query="payment webhook", top_k=50)}
     assert hits[waiting.pk].signals.keys() == {"keyword"}  # not embedded yet

@@ -7,7 +7,7 @@ import pytest
 from django.conf import settings
 
 from gnosem.errors import ValidationError
-from memories import near_duplicates
+from memories.hygiene import near_duplicates
 from memories.models import Memory
 from memories.search.pipeline import search_hybrid
 from memories.selectors import MemoryFilters

@@ -7,11 +7,11 @@ import pytest
 
 from bench import corpus
 from memories import services
-from memories.embedding import get_embedder
+from memories.indexing.embedding import get_embedder
+from memories.indexing.vectors import serving_model_name
 from memories.models import Chunk
 from memories.search.signals import SHORTLIST_PER_MEMORY, keyword_ranking, memory_vectors, vector_ranking
 from memories.selectors import MemoryFilters
-from memories.vectors import serving_model_name
 
 LAPTOP = "New hires get a 14-inch laptop with 32 GB of memory."
 PRICING = (

@@ -1,4 +1,4 @@
-"""HNSW indexes for large owners (memories.vector_indexes): built for owners from the threshold on,
+"""HNSW indexes for large owners (memories.indexing.vector_indexes): built for owners from the threshold on,
 read by the vector signal only for their owner and only when unfiltered, dropped when their owner
 goes or shrinks, never two builders at once, and a failed build leaves nothing behind.
 
@@ -12,15 +12,16 @@ from django.core.management.base import CommandError
 from django.db import connection, connections
 from psycopg import sql
 
-from memories import services, vector_indexes
-from memories.embedding import get_embedder
+from memories import services
+from memories.indexing import vector_indexes
+from memories.indexing.embedding import get_embedder
+from memories.indexing.vector_indexes import index_name, vector_indexes_maintain
+from memories.indexing.vectors import serving_model_name
 from memories.models import Memory, VectorIndex
 from memories.search.pipeline import search_hybrid
 from memories.search.signals import vector_ranking
 from memories.selectors import MemoryFilters
 from memories.tasks import vector_indexes_task
-from memories.vector_indexes import index_name, vector_indexes_maintain
-from memories.vectors import serving_model_name
 
 FACTS = [
     "Maria is on vacation in Lisbon from August 3 to August 17.",

@@ -1,0 +1,411 @@
+"""Reads of an owner's graph (memories.graph.linking): explore_graph (the entities around one entity, or
+around what a query finds, with what is known about them, the edges between them and the memories
+behind each edge), and the entity list and entity page of the dashboard; for MCP, REST and the
+dashboard alike. Entities are named to callers by their `public_id`; the row ids stay inside the
+queries."""
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+
+from gnosem.errors import NotFound, ValidationError
+from gnosem.types import Owner
+from memories.graph.extraction import entity_key
+from memories.models import MAX_ENTITY_NAME_CHARS, Entity, EntityMention, Memory, Note, NoteMention
+from memories.reading.budget import fit_to_budget, reading_tokens
+from memories.search.pipeline import search_hybrid
+from memories.selectors import memories_of
+
+MAX_DEPTH = 2
+DEFAULT_ENTITY_LIMIT = 20
+MAX_ENTITY_LIMIT = 50
+# A query's entry points: the entities of its best few results.
+QUERY_RESULTS = 5
+QUERY_ENTRY_POINTS = 3
+# Memories named per edge (the newest that mention both entities).
+MEMORIES_PER_EDGE = 3
+# Edges returned, strongest first, and memories read out in full, within the token budget
+# (DEFAULT_MAX_TOKENS unless the caller gives one): the entry points' own first, at most
+# MAX_ENTRY_MEMORIES of them so the edges keep room, then those of the strongest edges.
+MAX_EDGES = 60
+MAX_MEMORIES = 25
+MAX_ENTRY_MEMORIES = 10
+# Notes mentioning the entry points named (by id and title) before those behind the edges.
+MAX_ENTRY_NOTES = 10
+DEFAULT_MAX_TOKENS = 2_000
+# Names suggested when an entity is unknown.
+SUGGESTIONS = 5
+# Entities on the dashboard's list.
+MAX_LISTED_ENTITIES = 200
+
+
+class EntityNotFound(NotFound):
+    """No entity of that name among the owner's (the message names the closest there are)."""
+
+
+@dataclass(frozen=True)
+class EntityNode:
+    entity: Entity
+    # Steps from the entry points (0 for an entry point).
+    depth: int
+    memories: int
+    notes: int
+    first_seen: datetime | None
+    last_seen: datetime | None
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: Entity
+    target: Entity
+    # Summed over the memories and notes mentioning both: the smaller of the two mentions' weights.
+    weight: float
+    memories: int
+    notes: int
+    # How the two were named there: fact keys ("PERSON"), "tag" or "text".
+    via: list[str]
+    # The newest memories and notes mentioning both, by public id.
+    memory_ids: list[uuid.UUID]
+    note_ids: list[uuid.UUID]
+
+
+@dataclass(frozen=True)
+class GraphView:
+    entry: list[Entity]
+    nodes: list[EntityNode]
+    edges: list[Edge]
+    # The entry points' own memories, then those behind the edges, within the token budget; the
+    # notes mentioning the entry points, then those behind the edges (by title).
+    memories: list[Memory]
+    notes: list[Note] = field(default_factory=list)
+    cut_for_budget: list[Memory] = field(default_factory=list)
+
+
+def clean_depth(value: object) -> int:
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_DEPTH:
+        raise ValidationError("depth", f"must be 1 or {MAX_DEPTH}: how many steps from the entry points to explore.")
+    return value
+
+
+def clean_entity_limit(value: object) -> int:
+    if value is None:
+        return DEFAULT_ENTITY_LIMIT
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ENTITY_LIMIT:
+        raise ValidationError("limit", f"must be a whole number of entities from 1 to {MAX_ENTITY_LIMIT}.")
+    return value
+
+
+def clean_entity_name(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError("entity", "must be a non-empty name, such as a person, project or error code.")
+    if len(value) > MAX_ENTITY_NAME_CHARS or "\x00" in value:
+        raise ValidationError("entity", f"at most {MAX_ENTITY_NAME_CHARS} characters, without NUL characters.")
+    return value.strip()
+
+
+def _mentions_of_outer_entity() -> tuple[QuerySet[EntityMention], QuerySet[NoteMention]]:
+    """The mentions of the entity of the outer query (OuterRef "pk") by current memories, and by notes."""
+    return (
+        EntityMention.objects.filter(entity=OuterRef("pk"), memory__superseded_by__isnull=True),
+        NoteMention.objects.filter(entity=OuterRef("pk")),
+    )
+
+
+def entities_of(owner: Owner) -> QuerySet[Entity]:
+    """The owner's entities some current memory or some note mentions."""
+    by_memory, by_note = _mentions_of_outer_entity()
+    return Entity.objects.filter(Q(Exists(by_memory)) | Q(Exists(by_note)), owner=owner)
+
+
+def entity_list(*, owner: Owner, name: str = "", kind: str = "", limit: int = MAX_LISTED_ENTITIES) -> list[Entity]:
+    """The owner's entities, most mentioned first, each with `memories` (current memories mentioning
+    it), `notes` and `last_seen` (its newest memory); `name` keeps those whose name contains it,
+    `kind` those of that kind."""
+    entities = Entity.objects.filter(owner=owner)
+    if name:
+        entities = entities.filter(Q(name__icontains=name) | Q(key__contains=entity_key(name) or name.casefold()))
+    if kind:
+        entities = entities.filter(kind=kind)
+    by_memory, by_note = _mentions_of_outer_entity()
+    return list(
+        entities.annotate(
+            memories=Coalesce(Subquery(by_memory.values("entity").annotate(n=Count("*")).values("n")), 0),
+            notes=Coalesce(Subquery(by_note.values("entity").annotate(n=Count("*")).values("n")), 0),
+            last_seen=Subquery(by_memory.order_by("-memory__created_at").values("memory__created_at")[:1]),
+        )
+        .filter(Q(memories__gt=0) | Q(notes__gt=0))
+        .order_by(F("memories") + F("notes"), "key")
+        .reverse()[:limit]
+    )
+
+
+def clean_entity_id(value: object) -> uuid.UUID:
+    try:
+        return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value).strip())
+    except ValueError:
+        raise ValidationError("entity_id", "must be an entity id (a UUID, as explore_graph returns it).") from None
+
+
+def entity_get(*, owner: Owner, public_id: object) -> Entity:
+    """The owner's entity by its public id; another owner's is NotFound exactly like an unknown one."""
+    public_id = clean_entity_id(public_id)
+    entity = entities_of(owner).filter(public_id=public_id).first()
+    if entity is None:
+        raise EntityNotFound(f"No entity with id {public_id}. Explore by name or query to see your entities' ids.")
+    return entity
+
+
+def entity_memories(*, owner: Owner, entities: list[Entity], limit: int) -> list[Memory]:
+    """The current memories mentioning any of `entities`, the firmest mention first (a compressed
+    fact, then a tag, then the text), newest first among equals."""
+    return list(
+        memories_of(owner)
+        .filter(entity_mentions__entity__in=entities, superseded_by__isnull=True)
+        .annotate(mention_weight=Max("entity_mentions__weight"))
+        .order_by("-mention_weight", "-created_at", "-id")[:limit]
+    )
+
+
+def entity_notes(*, owner: Owner, entities: list[Entity], limit: int) -> list[Note]:
+    """The notes mentioning any of `entities` (without their text), most recently changed first."""
+    mentioning = NoteMention.objects.filter(note=OuterRef("pk"), entity__in=entities)
+    return list(
+        Note.objects.filter(Exists(mentioning), owner=owner).defer("content").order_by("-updated_at", "-id")[:limit]
+    )
+
+
+def entity_find(*, owner: Owner, name: object) -> Entity:
+    """The owner's entity by name (compared by its normalised key); NotFound naming the closest
+    names when there is none."""
+    name = clean_entity_name(name)
+    key = entity_key(name)
+    found = entities_of(owner).filter(key=key).first() if key else None
+    if found is not None:
+        return found
+    similar = (
+        entities_of(owner)
+        .filter(Q(key__contains=key[:40]) | Q(name__icontains=name[:40]))
+        .annotate(count=Count("mentions"))
+        .order_by("-count", "key")
+        .values_list("name", flat=True)[:SUGGESTIONS]
+        if key
+        else []
+    )
+    hint = f" Similar names: {', '.join(similar)}." if similar else " Give a `query` to start from what it finds."
+    raise EntityNotFound(f"No entity named {name!r} in your memories.{hint}")
+
+
+# Pairs of entities mentioned by one current memory or one note (`{pairs}` picks which pairs).
+_PAIRS_SQL = """
+    SELECT a.entity_id AS source, b.entity_id AS target, least(a.weight, b.weight) AS weight,
+           a.source AS source_how, b.source AS target_how, m.id AS memory_id, NULL::bigint AS note_id,
+           m.created_at AS at
+    FROM memories_entity_mention a
+    JOIN memories_entity_mention b ON b.memory_id = a.memory_id AND {pair}
+    JOIN memories_memory m ON m.id = a.memory_id AND m.owner_id = %(owner)s AND m.superseded_by_id IS NULL
+    WHERE {chosen}
+    UNION ALL
+    SELECT a.entity_id, b.entity_id, least(a.weight, b.weight), a.source, b.source, NULL, t.id, t.updated_at
+    FROM memories_note_mention a
+    JOIN memories_note_mention b ON b.note_id = a.note_id AND {pair}
+    JOIN memories_note t ON t.id = a.note_id AND t.owner_id = %(owner)s
+    WHERE {chosen}
+"""
+_NEIGHBOURS_SQL = f"""
+    WITH pairs AS ({
+    _PAIRS_SQL.format(
+        pair="b.entity_id <> a.entity_id",
+        chosen="a.entity_id = ANY(%(frontier)s) AND b.entity_id <> ALL(%(seen)s)",
+    )
+})
+    SELECT target, sum(weight) AS weight FROM pairs GROUP BY target ORDER BY weight DESC, target LIMIT %(room)s
+"""
+_EDGES_SQL = f"""
+    WITH pairs AS ({
+    _PAIRS_SQL.format(
+        pair="b.entity_id > a.entity_id", chosen="a.entity_id = ANY(%(nodes)s) AND b.entity_id = ANY(%(nodes)s)"
+    )
+})
+    SELECT source, target, sum(weight) AS weight, count(memory_id), count(note_id),
+           array_agg(DISTINCT source_how) || array_agg(DISTINCT target_how) AS how,
+           (array_agg(memory_id ORDER BY at DESC, memory_id DESC) FILTER (WHERE memory_id IS NOT NULL))[1:%(per_edge)s],
+           (array_agg(note_id ORDER BY at DESC, note_id DESC) FILTER (WHERE note_id IS NOT NULL))[1:%(per_edge)s]
+    FROM pairs
+    GROUP BY source, target
+    ORDER BY weight DESC, source, target
+    LIMIT %(edges)s
+"""
+
+
+def graph_explore(
+    *,
+    owner: Owner,
+    entity: object = None,
+    entity_id: object = None,
+    query: object = None,
+    depth: object = None,
+    limit: object = None,
+    max_tokens: int | None = None,
+) -> GraphView:
+    """The entities within `depth` steps of the entry points (the entity named `entity`, the one
+    whose id is `entity_id`, or those of the best results for `query`), at most `limit` of them,
+    strongest links first; the edges among them (MAX_EDGES at most); and, within `max_tokens`
+    (DEFAULT_MAX_TOKENS when not given), the entry points' own memories (from a query, its results
+    mentioning them, best first) and then those behind the strongest edges (MAX_MEMORIES in all)."""
+    if [entity, entity_id, query].count(None) != 2:
+        raise ValidationError(
+            "entity",
+            "give either `entity` (a name), `entity_id` (an id explore_graph returned) or `query` "
+            "(to start from what it finds).",
+        )
+    depth, limit = clean_depth(depth), clean_entity_limit(limit)
+    entry_memories = None
+    if entity is not None:
+        entry = [entity_find(owner=owner, name=entity)]
+    elif entity_id is not None:
+        entry = [entity_get(owner=owner, public_id=entity_id)]
+    else:
+        entry, entry_memories = _entry_points(owner, query)
+    return graph_explore_from(
+        owner=owner, entry=entry, depth=depth, limit=limit, max_tokens=max_tokens, entry_memories=entry_memories
+    )
+
+
+def graph_explore_from(
+    *,
+    owner: Owner,
+    entry: list[Entity],
+    depth: int = 1,
+    limit: int = DEFAULT_ENTITY_LIMIT,
+    max_tokens: int | None = None,
+    entry_memories: list[Memory] | None = None,
+) -> GraphView:
+    """As `graph_explore`, from these entities of the owner's (the entity page starts from its own);
+    `entry_memories` are their own memories, best first (by default those mentioning them most
+    firmly, newest first)."""
+    depths = {node.pk: 0 for node in entry[:limit] if node.owner_id == owner.pk}
+    frontier = list(depths)
+    for step in range(1, depth + 1):
+        if not frontier or len(depths) >= limit:
+            break
+        frontier = _strongest_neighbours(owner, frontier, list(depths), limit - len(depths))
+        depths.update({node_id: step for node_id in frontier})
+    entities = Entity.objects.filter(owner=owner, pk__in=depths).in_bulk()
+    starts = [node for node in entry if node.pk in entities]
+    if entry_memories is None:
+        entry_memories = entity_memories(owner=owner, entities=starts, limit=MAX_ENTRY_MEMORIES) if starts else []
+    own = entry_memories[:MAX_ENTRY_MEMORIES]
+    edges, edge_memory_ids, edge_notes = _edges(owner, entities)
+    known = {memory.pk for memory in own}
+    more = [memory_id for memory_id in edge_memory_ids if memory_id not in known][: MAX_MEMORIES - len(own)]
+    read = memories_of(owner).in_bulk(more)
+    memories = own + [read[memory_id] for memory_id in more if memory_id in read]
+    budget = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
+    memories, cut = fit_to_budget(memories, lambda memory: reading_tokens(memory, raw=False), budget)
+    notes = entity_notes(owner=owner, entities=starts, limit=MAX_ENTRY_NOTES) if starts else []
+    return GraphView(
+        entry=starts,
+        nodes=_nodes(owner, entities, depths),
+        edges=edges,
+        memories=memories,
+        notes=list({note.pk: note for note in notes + edge_notes}.values()),
+        cut_for_budget=cut,
+    )
+
+
+def _entry_points(owner: Owner, query: object) -> tuple[list[Entity], list[Memory]]:
+    """The entities mentioned most strongly by the best results for `query`, and those results
+    mentioning them, best first."""
+    hits = search_hybrid(owner=owner, query=query, top_k=QUERY_RESULTS, diversity=0)
+    scores = {hit.memory.pk: hit.score for hit in hits}
+    mentions = list(EntityMention.objects.filter(memory_id__in=scores, entity__owner=owner))
+    strength: dict[int, float] = {}
+    for mention in mentions:
+        strength[mention.entity_id] = strength.get(mention.entity_id, 0.0) + scores[mention.memory_id] * mention.weight
+    best = sorted(strength, key=lambda entity_id: (-strength[entity_id], entity_id))[:QUERY_ENTRY_POINTS]
+    found = Entity.objects.filter(owner=owner, pk__in=best).in_bulk()
+    mentioning = {mention.memory_id for mention in mentions if mention.entity_id in found}
+    return [found[entity_id] for entity_id in best], [hit.memory for hit in hits if hit.memory.pk in mentioning]
+
+
+def _strongest_neighbours(owner: Owner, frontier: list[int], seen: list[int], room: int) -> list[int]:
+    """Up to `room` entities not yet `seen`, linked most strongly to the frontier."""
+    with connection.cursor() as cursor:
+        cursor.execute(_NEIGHBOURS_SQL, {"owner": owner.pk, "frontier": frontier, "seen": seen, "room": room})
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _edges(owner: Owner, entities: dict[int, Entity]) -> tuple[list[Edge], list[int], list[Note]]:
+    """The strongest MAX_EDGES edges among `entities`, and the memories (by row id) and notes behind
+    them, each once, in the order the edges name them."""
+    parameters: dict[str, int | list[int]] = {
+        "owner": owner.pk,
+        "nodes": list(entities),
+        "per_edge": MEMORIES_PER_EDGE,
+        "edges": MAX_EDGES,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_EDGES_SQL, parameters)
+        rows = cursor.fetchall()
+    memory_order = list(dict.fromkeys(memory_id for *_, memory_ids, _ in rows for memory_id in memory_ids or []))
+    note_order = list(dict.fromkeys(note_id for *_, note_ids in rows for note_id in note_ids or []))
+    memory_ids = dict(memories_of(owner).filter(pk__in=memory_order).values_list("pk", "public_id"))
+    notes = Note.objects.filter(owner=owner).defer("content").in_bulk(note_order)
+    edges = [
+        Edge(
+            entities[source],
+            entities[target],
+            round(weight, 3),
+            memory_count,
+            note_count,
+            _how_named(how),
+            [memory_ids[memory_id] for memory_id in edge_memories or [] if memory_id in memory_ids],
+            [notes[note_id].public_id for note_id in edge_notes or [] if note_id in notes],
+        )
+        for source, target, weight, memory_count, note_count, how, edge_memories, edge_notes in rows
+    ]
+    return edges, memory_order, [notes[note_id] for note_id in note_order if note_id in notes]
+
+
+def _how_named(sources: list[str]) -> list[str]:
+    """Mention sources as an edge's `via`: a fact's key ("PERSON"), "tag" or "text"."""
+    return sorted({source.partition(":")[2] or source for source in sources})
+
+
+def _nodes(owner: Owner, entities: dict[int, Entity], depths: dict[int, int]) -> list[EntityNode]:
+    """The entities in exploration order, with their current memories' count and first/last dates,
+    and their notes' count."""
+    stats: dict[int, Mapping[str, Any]] = {
+        row["entity_id"]: row
+        for row in EntityMention.objects.filter(
+            entity_id__in=entities, memory__owner=owner, memory__superseded_by__isnull=True
+        )
+        .values("entity_id")
+        .annotate(count=Count("memory_id"), first=Min("memory__created_at"), last=Max("memory__created_at"))
+    }
+    notes = dict(
+        NoteMention.objects.filter(entity_id__in=entities, note__owner=owner)
+        .values("entity_id")
+        .annotate(count=Count("note_id"))
+        .values_list("entity_id", "count")
+    )
+    return [
+        EntityNode(
+            entities[entity_id],
+            depth,
+            stats.get(entity_id, {}).get("count", 0),
+            notes.get(entity_id, 0),
+            stats.get(entity_id, {}).get("first"),
+            stats.get(entity_id, {}).get("last"),
+        )
+        for entity_id, depth in depths.items()
+        if entity_id in entities
+    ]

@@ -1,0 +1,198 @@
+"""The owner's graph: entities their memories mention, linked through the memories they share.
+
+Entities are extracted by rules (memories.graph.extraction) from a memory's text, its tags and its
+compressed facts, and stored per owner (`Entity`, one row per normalised key) with one
+`EntityMention` per memory and entity. Edges are not stored: two entities are linked by the
+memories that mention both, weighted by how each mention came about (a fact key counts more than a
+word in the text), so the graph is current the moment a memory's mentions are.
+
+Mentions are written when the worker indexes a memory, when its compressed facts arrive and when
+an update changes it, and when a note is indexed or its tags change (`NoteMention`); a deleted
+memory's or note's mentions go with it. `graph_rebuild` relinks every memory
+(`manage.py rebuildgraph`), and `entities_prune` drops entities no memory or note mentions any more.
+"""
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from memories.graph.extraction import Mention, extract_entities
+from memories.models import Entity, EntityMention, Memory, Note, NoteMention
+
+# A mention's weight by where it came from: a fact the model named, a tag the writer chose, a word
+# the rules found in the text.
+SOURCE_WEIGHTS = {"fact": 1.0, "tag": 0.8, "text": 0.5}
+# An entity no memory or note mentions is pruned once it has not been linked for this long (a worker linking
+# it meanwhile refreshes its time at most once an hour, so the two never race).
+PRUNE_AFTER = timedelta(days=1)
+LINKED_AT_REFRESH = timedelta(hours=1)
+# Memories (and notes, each up to a megabyte) relinked per transaction by graph_rebuild.
+REBUILD_BATCH = 500
+REBUILD_NOTE_BATCH = 10
+
+
+def mention_weight(source: str) -> float:
+    """The weight of a mention from `source` ("fact:PERSON", "tag", "text")."""
+    return SOURCE_WEIGHTS[source.partition(":")[0]]
+
+
+_UPSERT_ENTITIES_SQL = """
+    INSERT INTO memories_entity (owner_id, key, name, kind, linked_at)
+    SELECT %(owner)s, key, name, kind, %(now)s
+    FROM unnest(%(keys)s::text[], %(names)s::text[], %(kinds)s::text[]) AS found (key, name, kind)
+    ORDER BY key
+    ON CONFLICT (owner_id, key) DO UPDATE SET
+        linked_at = greatest(memories_entity.linked_at, excluded.linked_at),
+        kind = CASE WHEN memories_entity.kind = 'name' THEN excluded.kind ELSE memories_entity.kind END
+    WHERE memories_entity.linked_at < excluded.linked_at - %(refresh)s
+       OR (memories_entity.kind = 'name' AND excluded.kind <> 'name')
+"""
+_INSERT_MENTIONS_SQL = """
+    INSERT INTO memories_entity_mention (entity_id, memory_id, source, weight)
+    SELECT e.id, found.memory_id, found.source, found.weight
+    FROM unnest(%(memories)s::bigint[], %(keys)s::text[], %(sources)s::text[], %(weights)s::float8[])
+        AS found (memory_id, key, source, weight)
+    JOIN memories_entity e ON e.owner_id = %(owner)s AND e.key = found.key
+"""
+
+
+def _upsert_entities(cursor: CursorWrapper, owner_id: int, mentions: list[Mention], now: datetime) -> None:
+    """Create the owner's entities these mentions name that do not exist yet (in key order, so
+    that concurrent linkers lock them in one order), refreshing `linked_at` at most hourly."""
+    entities = {mention.key: mention for mention in reversed(mentions)}  # the first one's name
+    cursor.execute(
+        _UPSERT_ENTITIES_SQL,
+        {
+            "owner": owner_id,
+            "now": now,
+            "refresh": LINKED_AT_REFRESH,  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
+            "keys": list(entities),
+            "names": [mention.name for mention in entities.values()],
+            "kinds": [mention.kind for mention in entities.values()],
+        },
+    )
+
+
+@transaction.atomic
+def entities_link(memory_ids: Iterable[int]) -> int:
+    """Replace these memories' mentions with what they mention now (their text, tags and
+    compressed facts as committed, read under their row locks). Returns how many mentions were
+    written. Memories deleted meanwhile are skipped."""
+    memory_ids = sorted(set(memory_ids))
+    if not memory_ids:
+        return 0
+    memories = list(
+        Memory.objects.select_for_update()
+        .filter(pk__in=memory_ids)
+        .order_by("pk")
+        .only("id", "owner_id", "content", "content_optimized", "tags")
+    )
+    found: dict[int, list[tuple[int, Mention]]] = defaultdict(list)
+    for memory in memories:
+        for mention in extract_entities(memory.content, facts=memory.content_optimized, tags=memory.tags):
+            found[memory.owner_id].append((memory.pk, mention))
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM memories_entity_mention WHERE memory_id = ANY(%s)", [memory_ids])
+        for owner_id, mentions in found.items():
+            _upsert_entities(cursor, owner_id, [mention for _, mention in mentions], now)
+            cursor.execute(
+                _INSERT_MENTIONS_SQL,
+                {
+                    "owner": owner_id,
+                    "memories": [memory_id for memory_id, _ in mentions],
+                    "keys": [mention.key for _, mention in mentions],
+                    "sources": [mention.source for _, mention in mentions],
+                    "weights": [mention_weight(mention.source) for _, mention in mentions],
+                },
+            )
+    return sum(len(mentions) for mentions in found.values())
+
+
+# A note's text is read in pieces of this many characters (the extractor keeps MAX_ENTITIES per
+# piece); the note keeps the NOTE_MAX_ENTITIES its pieces mention most often.
+NOTE_PIECE_CHARS = 5_000
+NOTE_MAX_ENTITIES = 100
+
+_INSERT_NOTE_MENTIONS_SQL = """
+    INSERT INTO memories_note_mention (entity_id, note_id, source, weight)
+    SELECT e.id, found.note_id, found.source, found.weight
+    FROM unnest(%(notes)s::bigint[], %(keys)s::text[], %(sources)s::text[], %(weights)s::float8[])
+        AS found (note_id, key, source, weight)
+    JOIN memories_entity e ON e.owner_id = %(owner)s AND e.key = found.key
+"""
+
+
+@transaction.atomic
+def notes_link(note_ids: Iterable[int]) -> int:
+    """Replace these notes' mentions with the entities of their text and tags (read under their
+    row locks). Returns how many mentions were written."""
+    note_ids = sorted(set(note_ids))
+    if not note_ids:
+        return 0
+    notes = list(Note.objects.select_for_update().filter(pk__in=note_ids).order_by("pk"))
+    now, written = timezone.now(), 0
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM memories_note_mention WHERE note_id = ANY(%s)", [note_ids])
+        for note in notes:
+            mentions = _note_mentions(note)
+            _upsert_entities(cursor, note.owner_id, mentions, now)
+            cursor.execute(
+                _INSERT_NOTE_MENTIONS_SQL,
+                {
+                    "owner": note.owner_id,
+                    "notes": [note.pk] * len(mentions),
+                    "keys": [mention.key for mention in mentions],
+                    "sources": [mention.source for mention in mentions],
+                    "weights": [mention_weight(mention.source) for mention in mentions],
+                },
+            )
+            written += len(mentions)
+    return written
+
+
+def _note_mentions(note: Note) -> list[Mention]:
+    """The note's entities: its tags', then those its pieces mention most often (ties by first seen)."""
+    counts: dict[str, int] = {}
+    first: dict[str, Mention] = {}
+    for start in range(0, len(note.content), NOTE_PIECE_CHARS):
+        piece = note.content[start : start + NOTE_PIECE_CHARS]
+        for mention in extract_entities(piece, tags=note.tags if start == 0 else ()):
+            first.setdefault(mention.key, mention)
+            counts[mention.key] = counts.get(mention.key, 0) + 1
+    tagged = [key for key, mention in first.items() if mention.source == "tag"]
+    ranked = tagged + sorted((key for key in first if key not in tagged), key=lambda key: -counts[key])
+    return [first[key] for key in ranked[:NOTE_MAX_ENTITIES]]
+
+
+def entities_prune() -> int:
+    """Delete the entities no memory and no note mentions and none has linked for PRUNE_AFTER;
+    returns how many."""
+    unmentioned = Entity.objects.filter(linked_at__lt=timezone.now() - PRUNE_AFTER).exclude(
+        Exists(EntityMention.objects.filter(entity=OuterRef("pk")))
+    )
+    deleted, _ = unmentioned.exclude(Exists(NoteMention.objects.filter(entity=OuterRef("pk")))).delete()
+    return deleted
+
+
+def graph_rebuild(*, owner_id: int | None = None, progress: Callable[[int, int], None] | None = None) -> int:
+    """Relink every memory and note (of one owner, or all), REBUILD_BATCH memories or
+    REBUILD_NOTE_BATCH notes per transaction, in id order; `progress(done, total)` after each
+    batch. Returns how many memories and notes were relinked."""
+    memories, notes = Memory.objects.order_by("pk"), Note.objects.order_by("pk")
+    if owner_id is not None:
+        memories, notes = memories.filter(owner_id=owner_id), notes.filter(owner_id=owner_id)
+    total, done = memories.count() + notes.count(), 0
+    for rows, link, size in ((memories, entities_link, REBUILD_BATCH), (notes, notes_link, REBUILD_NOTE_BATCH)):
+        after = 0
+        while batch := list(rows.filter(pk__gt=after).values_list("pk", flat=True)[:size]):
+            link(batch)
+            done, after = done + len(batch), batch[-1]
+            if progress:
+                progress(done, total)
+    return done

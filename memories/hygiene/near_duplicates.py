@@ -1,0 +1,184 @@
+"""Near-duplicates: memories that say the same as an older one in other words, found by meaning
+once they are embedded, and what the owner does with them (docs/api.md, "Keeping the memory clean").
+
+After indexing, each current memory's first chunk is compared with the owner's other current
+memories' first chunks (shortlisted by signature, like the vector signal); the most similar older
+one that reaches NEAR_DUPLICATE_MIN_SIMILARITY, shares at least NEAR_DUPLICATE_MIN_WORD_OVERLAP of
+the shorter one's search terms and has the same numbers (a restatement keeps its names, numbers
+and nouns; two remarks on one subject, or a fact and its correction to another value, do not)
+becomes its original (`duplicate_of`; that one's original when it is a duplicate itself, so a
+group has one original; no link is made that others would lead back from to the memory, which
+imported links naming newer memories could). Search shows a group once. The owner merges a
+duplicate into its original (it is hidden behind it, as a superseded memory is; undone by making
+it current again; refused when the duplicate already supersedes that original, directly or
+through others, since each would hide the other) or keeps the two apart (the pair is never linked
+again).
+"""
+
+import logging
+import uuid
+
+from django.db import connection, transaction
+from psycopg import sql
+
+from gnosem.errors import ValidationError
+from gnosem.types import Owner
+from memories.hygiene.links import links_lock, loop_closers
+from memories.indexing.vectors import serving_model_name
+from memories.models import KeptApart, Memory, VectorIndex
+from memories.selectors import memory_get
+
+logger = logging.getLogger(__name__)
+
+# The similarity of two memories' first chunks from which they are near-duplicates: fitted by
+# bench/hygiene.py on restatements against corrections and unrelated memories (docs/benchmarks.md,
+# "Memory hygiene").
+NEAR_DUPLICATE_MIN_SIMILARITY = 0.85
+# The share of the shorter memory's distinct search terms the other must hold too (same benchmark,
+# and the links it made between LoCoMo's conversation turns).
+NEAR_DUPLICATE_MIN_WORD_OVERLAP = 0.5
+# Chunks shortlisted by signature per memory before cosine (in-context readings among them).
+SHORTLIST = 30
+# Candidates an owner's HNSW index keeps for that shortlist, far fewer than a search needs
+# (docs/benchmarks.md, "Scale": the near-duplicate check through the index).
+INDEXED_EF_SEARCH = 100
+
+# The fresh memory's nearest chunks of its owner: by signature, or, for an owner with an HNSW index
+# (memories.indexing.vector_indexes), from that index, which its predicate (the owner's id as a constant)
+# and its expression let the planner read.
+_SIGNATURE_SHORTLIST_SQL = sql.SQL("""
+            SELECT s.id FROM memories_chunk s
+            WHERE s.owner_id = f.owner_id AND s.model = %(model)s AND s.memory_id <> f.id
+            ORDER BY s.signature <~> f.signature
+            LIMIT %(shortlist)s""")
+_INDEXED_SHORTLIST_SQL = sql.SQL("""
+            SELECT s.id FROM memories_chunk s
+            WHERE s.owner_id = %(owner)s AND s.model = %(model)s AND s.memory_id <> f.id
+            ORDER BY s.embedding::halfvec({dimensions}) <=> f.embedding::halfvec({dimensions})
+            LIMIT %(shortlist)s""")
+_NEAREST_OLDER_SQL = sql.SQL("""
+WITH fresh AS (
+    SELECT m.id, m.owner_id, m.created_at, m.search_vector, c.embedding, c.signature
+    FROM memories_memory m
+    JOIN memories_chunk c ON c.memory_id = m.id AND c.position = 0 AND c.model = %(model)s
+    WHERE m.id = ANY(%(ids)s) AND m.superseded_by_id IS NULL
+)
+SELECT f.id, coalesce(best.duplicate_of_id, best.id)
+FROM fresh f
+CROSS JOIN LATERAL (
+    SELECT o.id, o.duplicate_of_id, 1 - (c.embedding <=> f.embedding) AS similarity
+    FROM memories_chunk c
+    JOIN memories_memory o ON o.id = c.memory_id
+    WHERE c.id = ANY(ARRAY({shortlist}))
+      AND c.position = 0
+      AND o.superseded_by_id IS NULL
+      AND (o.created_at, o.id) < (f.created_at, f.id)
+      AND 1 - (c.embedding <=> f.embedding) >= %(threshold)s
+      AND (
+          SELECT count(*) FROM unnest(tsvector_to_array(o.search_vector)) AS lexeme
+          WHERE lexeme = ANY(tsvector_to_array(f.search_vector))
+      ) >= %(overlap)s * least(length(o.search_vector), length(f.search_vector))
+      AND ARRAY(SELECT n FROM unnest(tsvector_to_array(o.search_vector)) AS n WHERE n ~ '[0-9]' ORDER BY n)
+        = ARRAY(SELECT n FROM unnest(tsvector_to_array(f.search_vector)) AS n WHERE n ~ '[0-9]' ORDER BY n)
+      AND NOT EXISTS (
+          SELECT 1 FROM memories_kept_apart k
+          WHERE k.first_id = least(f.id, o.id) AND k.second_id = greatest(f.id, o.id)
+      )
+    ORDER BY similarity DESC
+    LIMIT 1
+) best
+""")
+
+
+def near_duplicates_link(memory_ids: list[int]) -> int:
+    """Link each of these (just embedded) memories to the older memory it restates, if any;
+    a link from an earlier text is dropped first. Returns how many were linked."""
+    if not memory_ids:
+        return 0
+    model = serving_model_name()
+    owners = dict(Memory.objects.filter(pk__in=memory_ids).values_list("pk", "owner_id"))
+    indexes = dict(
+        VectorIndex.objects.filter(owner_id__in=set(owners.values()), model=model, ready=True).values_list(
+            "owner_id", "dimensions"
+        )
+    )
+    # Memories of owners without an index in one query; each indexed owner's in one of its own.
+    batches: dict[int | None, list[int]] = {}
+    for memory_id, owner_id in owners.items():
+        batches.setdefault(owner_id if owner_id in indexes else None, []).append(memory_id)
+    links = []
+    with transaction.atomic():
+        Memory.objects.filter(pk__in=memory_ids, superseded_by__isnull=True).update(duplicate_of=None)
+        with connection.cursor() as cursor:
+            if indexes:
+                cursor.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(INDEXED_EF_SEARCH)))
+            for indexed_owner_id, ids in batches.items():
+                shortlist = (
+                    _SIGNATURE_SHORTLIST_SQL
+                    if indexed_owner_id is None
+                    else _INDEXED_SHORTLIST_SQL.format(dimensions=sql.Literal(indexes[indexed_owner_id]))
+                )
+                cursor.execute(
+                    _NEAREST_OLDER_SQL.format(shortlist=shortlist),
+                    {
+                        "ids": ids,
+                        "owner": indexed_owner_id,
+                        "model": model,
+                        "shortlist": SHORTLIST,
+                        "threshold": NEAR_DUPLICATE_MIN_SIMILARITY,
+                        "overlap": NEAR_DUPLICATE_MIN_WORD_OVERLAP,
+                    },
+                )
+                links += cursor.fetchall()
+        linked = 0
+        for memory_id, original_id in links:
+            # The links made here name older memories and cannot loop, but an imported one may name
+            # a newer memory, and following it could lead back here: then no link is made.
+            if not loop_closers("duplicate_of", original_id, [memory_id]):
+                Memory.objects.filter(pk=memory_id).update(duplicate_of=original_id)
+                linked += 1
+    return linked
+
+
+def _linked_duplicate(owner: Owner, public_id: uuid.UUID) -> tuple[Memory, int]:
+    """The owner's memory, locked, and the id of the memory it is linked to as a near-duplicate;
+    refused when it is linked to none."""
+    memory = memory_get(owner=owner, public_id=public_id)
+    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    if memory.duplicate_of_id is None:
+        raise ValidationError("id", f"memory {public_id} is not linked as a near-duplicate of another memory.")
+    return memory, memory.duplicate_of_id
+
+
+@transaction.atomic
+def memory_merge(*, owner: Owner, public_id: uuid.UUID) -> Memory:
+    """Merge a near-duplicate into its original: it leaves search, lists, counts and session_start
+    (superseded by the original), stays stored, and comes back with memory_reinstate. Refused when
+    the original is superseded by it, directly or through others (a loop of corrections)."""
+    links_lock(owner.pk)
+    memory, original_id = _linked_duplicate(owner, public_id)
+    if loop_closers("superseded_by", original_id, [memory.pk]):
+        original = Memory.objects.get(pk=original_id)
+        raise ValidationError(
+            "id",
+            f"memory {public_id} already supersedes {original.public_id}, the memory it restates (directly or "
+            "through others), so that one is hidden behind it: merging would hide each behind the other. Nothing "
+            f"was changed. To keep {original.public_id} instead, make it current again (reinstate) and merge then; "
+            "or keep the two apart.",
+        )
+    Memory.objects.filter(pk=memory.pk).update(superseded_by=original_id)
+    memory.refresh_from_db()
+    return memory
+
+
+@transaction.atomic
+def memory_keep_apart(*, owner: Owner, public_id: uuid.UUID) -> Memory:
+    """The owner judged the memory different from the one it was linked to: the link goes (a merge
+    with it is undone) and the pair is never linked again."""
+    memory, original_id = _linked_duplicate(owner, public_id)
+    first, second = sorted((memory.pk, original_id))
+    KeptApart.objects.get_or_create(first_id=first, second_id=second)
+    merged = memory.superseded_by_id == original_id
+    Memory.objects.filter(pk=memory.pk).update(duplicate_of=None, **({"superseded_by": None} if merged else {}))
+    memory.refresh_from_db()
+    return memory

@@ -1,0 +1,66 @@
+"""memory_count: exact counts of an owner's memories, optionally about a topic and grouped."""
+
+from dataclasses import dataclass
+from datetime import UTC
+
+from django.contrib.postgres.fields import ArrayField
+from django.db.models import Case, CharField, Count, F, Func, Value, When
+from django.db.models.functions import TruncMonth
+
+from gnosem.errors import ValidationError
+from gnosem.types import Owner
+from memories.search.about import about
+from memories.selectors import MemoryFilters, memories_of
+from memories.validation import clean_query
+
+GROUPINGS = ("tag", "written_by", "month")
+_TAGS = ArrayField(CharField())
+
+
+@dataclass(frozen=True)
+class MemoryCount:
+    """How many memories matched; with a grouping, how many in each group, most first (a memory
+    with several tags counts once per tag; untagged ones form the group ""). `by_meaning` is false
+    when a topic could be matched by its words only (the embedding model failed)."""
+
+    count: int
+    groups: list[tuple[str, int]] | None = None
+    by_meaning: bool = True
+
+    def as_dict(self) -> dict:
+        data: dict = {"count": self.count}
+        if self.groups is not None:
+            data["groups"] = [{"key": key, "count": count} for key, count in self.groups]
+        data["by_meaning"] = self.by_meaning
+        return data
+
+
+def memory_count(*, owner: Owner, filters: MemoryFilters, query: object = None, group_by: object = None) -> MemoryCount:
+    """How many of the owner's memories pass `filters` and, with `query`, are about it
+    (memories.search.about: similarity at least ABOUT_MIN_SIMILARITY, or every word of it);
+    grouped by `group_by` (tag, written_by or month) when given."""
+    if group_by is not None and group_by not in GROUPINGS:
+        raise ValidationError("group_by", f"must be one of {', '.join(GROUPINGS)}; got {group_by!r}.")
+    memories = memories_of(owner).filter(filters.as_q()).order_by()
+    by_meaning = True
+    if query is not None:
+        topic = about(owner_id=owner.pk, topic=clean_query(query))
+        memories, by_meaning = memories.filter(topic.condition), topic.by_meaning
+    count = memories.count()
+    if group_by is None:
+        return MemoryCount(count, by_meaning=by_meaning)
+    key: Func | F  # a tag, a writer or a month
+    if group_by == "tag":
+        untagged = Value([""], output_field=_TAGS)
+        key = Func(
+            Case(When(tags=[], then=untagged), default=F("tags"), output_field=_TAGS),
+            function="unnest",
+            output_field=CharField(),
+        )
+    elif group_by == "written_by":
+        key = F("written_by")
+    else:
+        key = TruncMonth("created_at", tzinfo=UTC)
+    rows = memories.annotate(key=key).values("key").annotate(n=Count("id")).order_by("-n", "key")
+    groups = [(row["key"].strftime("%Y-%m") if group_by == "month" else row["key"], row["n"]) for row in rows]
+    return MemoryCount(count, groups, by_meaning)

@@ -1,0 +1,35 @@
+"""Signal receivers of the memories app: thin callers of services."""
+
+import logging
+from typing import Any
+
+from allauth.account.signals import user_signed_up
+from django.db import DatabaseError
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.signals import connection_created
+from django.dispatch import receiver
+from django.http import HttpRequest
+
+from gnosem.types import Owner
+from memories.indexing.vector_indexes import vector_index_session_settings
+from memories.limits.quotas import quota_create_for_signup
+
+logger = logging.getLogger(__name__)
+
+
+@receiver(user_signed_up, dispatch_uid="memories.quota_for_signup")
+def give_signup_its_quota(sender: object, request: HttpRequest, user: Owner, **kwargs: Any) -> None:
+    """Someone signed up through the site: they get the sign-up quota (GNOSEM_SIGNUP_MAX_*).
+    Accounts the operator creates (createsuperuser, createtoken --create-user) get none."""
+    quota_create_for_signup(user=user)
+
+
+@receiver(connection_created, dispatch_uid="memories.vector_index_settings")
+def set_up_vector_index_searches(sender: object, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
+    """Each new database connection searches HNSW indexes as the vector signal needs."""
+    try:
+        with connection.cursor() as cursor:
+            vector_index_session_settings(cursor)
+    except DatabaseError:
+        # A pgvector older than 0.8 knows no iterative scans: large owners' searches then find fewer.
+        logger.warning("this PostgreSQL's pgvector does not take Gnosem's HNSW settings", exc_info=True)

@@ -1,0 +1,129 @@
+"""memories.indexing.queue: work reaches the queue once the transaction commits, every sender hands an
+indexing task the same number of memories (what one task claims), and a write whose task cannot be
+queued (Redis stopped) is stored and answered all the same: the memory waits, pending, for the
+re-queue sweep. Answering an error would make the client retry and store it twice.
+(tests/faults/test_production_on_redis.py stops a real Redis under a real server.)"""
+
+import logging
+import socket
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from huey import MemoryHuey, PriorityRedisHuey
+
+from memories import services
+from memories.indexing import queue
+from memories.models import CompressionStatus, IndexingStatus, Memory
+from memories.tasks import compress_memory_task, embed_memories_task, requeue_stale_memories_task
+from memories.transfer.importing import import_memories
+
+LONG_CONTENT = "The quarterly review covered hiring, the office move, the vendor contracts and the roadmap. " * 5
+
+
+@pytest.fixture
+def sent(monkeypatch) -> MemoryHuey:
+    """A queue that keeps what is sent to it; nothing runs."""
+    huey = MemoryHuey("gnosem-test-sent")
+    monkeypatch.setitem(queue.TASKS, "embed", huey.task()(embed_memories_task))
+    monkeypatch.setitem(queue.TASKS, "compress", huey.task()(compress_memory_task))
+    return huey
+
+
+def sent_ids(huey: MemoryHuey, task: str) -> list[list[int] | int]:
+    """The argument of each `task` sent (memory ids, or one memory id), in order."""
+    return [entry.args[0] for entry in huey.pending() if entry.name.endswith(task)]
+
+
+@pytest.fixture
+def tiny_batches(settings) -> int:
+    """A model batch of one memory: an indexing task then takes CLAIM_BATCHES memories."""
+    settings.GNOSEM_EMBEDDING_BATCH_SIZE = 1
+    assert queue.indexing_batch_size() == queue.CLAIM_BATCHES == 4
+    return queue.CLAIM_BATCHES
+
+
+def test_nothing_is_sent_before_the_transaction_commits(db, sent, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        queue.enqueue_indexing([1, 2])
+        queue.enqueue_compression([3])
+    assert sent.pending() == []
+    for callback in callbacks:
+        callback()
+    assert sent_ids(sent, "embed_memories_task") == [[1, 2]]
+    assert sent_ids(sent, "compress_memory_task") == [3]
+
+
+def test_an_indexing_task_takes_one_claim_of_memories(db, sent, tiny_batches, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        queue.enqueue_indexing(list(range(1, 11)))
+    assert sent_ids(sent, "embed_memories_task") == [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10]]
+
+
+def test_the_sweep_queues_lost_memories_in_the_same_batches(
+    owner, sent, tiny_batches, settings, django_capture_on_commit_callbacks
+):
+    settings.GNOSEM_REQUEUE_AFTER_SECONDS = 300
+    lost = [services.memory_write(owner=owner, content=f"Lost memory {n}.").pk for n in range(10)]
+    Memory.objects.update(indexing_queued_at=timezone.now() - timedelta(hours=1))
+    with django_capture_on_commit_callbacks(execute=True):  # a consumer runs it outside any transaction
+        requeue_stale_memories_task.call_local()
+    batches = sent_ids(sent, "embed_memories_task")
+    assert [len(batch) for batch in batches] == [4, 4, 2]
+    assert sorted(memory_id for batch in batches for memory_id in batch) == sorted(lost)
+
+
+def test_an_import_queues_its_memories_in_the_same_batches(
+    owner, sent, tiny_batches, chat_server, django_capture_on_commit_callbacks
+):
+    document = {
+        "format": "gnosem-export",
+        "version": 1,
+        "memories": [
+            {"content": f"Imported memory {n}.", "created_at": f"2025-01-{n + 1:02d}T09:00:00Z"} for n in range(9)
+        ]
+        + [{"content": LONG_CONTENT, "created_at": "2025-02-01T09:00:00Z"}],
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        import_memories(owner=owner, document=document)
+    assert [len(batch) for batch in sent_ids(sent, "embed_memories_task")] == [4, 4, 2]
+    long_memory = Memory.objects.get(owner=owner, content=LONG_CONTENT)
+    assert sent_ids(sent, "compress_memory_task") == [long_memory.pk]  # the one long enough, with a model on
+
+
+@pytest.fixture
+def unreachable_queue(monkeypatch) -> Iterator[PriorityRedisHuey]:
+    """The tasks are sent to a Redis queue on a port nobody listens on, as a web process with
+    REDIS_URL set does while that Redis is down."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # free, and nobody listens on it once the socket is closed
+    down = PriorityRedisHuey("gnosem-test-down", url=f"redis://127.0.0.1:{port}/0", results=False)
+    monkeypatch.setitem(queue.TASKS, "embed", down.task()(embed_memories_task))
+    monkeypatch.setitem(queue.TASKS, "compress", down.task()(compress_memory_task))
+    yield down
+    down.storage.conn.close()
+
+
+@pytest.fixture
+def compression_on(settings) -> None:
+    settings.GNOSEM_LLM_BASE_URL = "http://127.0.0.1:9/v1"  # never called: its task is never sent
+    settings.GNOSEM_LLM_MODEL = "test-compressor"
+
+
+def test_a_write_is_stored_and_answered_when_the_queue_cannot_be_reached(
+    transactional_db, owner_token, unreachable_queue, compression_on, caplog
+):
+    client = Client(raise_request_exception=False, HTTP_AUTHORIZATION=f"Bearer {owner_token}")
+    with caplog.at_level(logging.WARNING, logger="memories.indexing.queue"):
+        response = client.post("/api/v1/memories", {"content": LONG_CONTENT}, content_type="application/json")
+
+    assert response.status_code == 201, response.content
+    memory = Memory.objects.get()
+    assert str(memory.public_id) == response.json()["id"]
+    assert memory.indexing_status == IndexingStatus.PENDING  # the sweep sends it once Redis is back
+    assert memory.compression_status == CompressionStatus.PENDING
+    assert "could not queue embed_memories_task (ConnectionError" in caplog.text
+    assert "could not queue compress_memory_task (ConnectionError" in caplog.text
