@@ -1,5 +1,5 @@
-"""API tokens (shown once, stored as a lookup prefix plus an HMAC digest, never in clear), the
-OAuth clients that may ask for a connection, invitations and the activity log."""
+"""Spaces and their members, API tokens (shown once, stored as a lookup prefix plus an HMAC digest,
+never in clear), the OAuth clients that may ask for a connection, invitations and the activity log."""
 
 from django.conf import settings
 from django.contrib.postgres.functions import RandomUUID
@@ -7,6 +7,74 @@ from django.db import models
 from django.db.models import Q
 from oauth2_provider.generators import generate_client_id
 from oauth2_provider.models import AbstractApplication
+
+
+class SpaceKind(models.TextChoices):
+    PERSONAL = "personal"
+    TEAM = "team"
+
+
+class Role(models.TextChoices):
+    """What a member may do in a space, each role everything the next one may and more."""
+
+    OWNER = "owner"  # everything, deleting the space and handing it over included
+    ADMIN = "admin"  # members and invitations
+    EDITOR = "editor"  # read, write, update, delete, supersede, merge
+    VIEWER = "viewer"  # read
+
+
+# A space's name: one line, short enough for a switcher and a tool argument.
+MAX_SPACE_NAME_CHARS = 100
+PERSONAL_SPACE_NAME = "Personal"
+
+
+class Space(models.Model):
+    """Where memories, notes and entities live: every user's personal space (`personal_of` that
+    user, who is its one member, as owner), or a team's, shared by its members."""
+
+    # Its id wherever it is shown or named (tokens, tool arguments, URLs): random rather than the
+    # row's, which would count every user's spaces.
+    public_id = models.UUIDField(db_default=RandomUUID(), unique=True, editable=False)
+    name = models.CharField(max_length=MAX_SPACE_NAME_CHARS)
+    kind = models.CharField(max_length=8, choices=SpaceKind.choices)
+    personal_of = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="personal_space"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=SpaceKind.values), name="space_kind"),
+            models.CheckConstraint(condition=~Q(name=""), name="space_name_not_empty"),
+            # A personal space is some user's; a team space is nobody's alone.
+            models.CheckConstraint(
+                condition=Q(kind=SpaceKind.PERSONAL, personal_of__isnull=False)
+                | Q(kind=SpaceKind.TEAM, personal_of__isnull=True),
+                name="space_personal_has_its_user",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"
+
+
+class Membership(models.Model):
+    """A user's place in a space, with the role that says what they may do there."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=8, choices=Role.choices)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["space", "user"], name="membership_once_per_space"),
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="membership_role"),
+        ]
+        indexes = [models.Index(fields=["user", "space"], name="membership_by_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} in {self.space_id} as {self.role}"
 
 
 class TokenScope(models.TextChoices):

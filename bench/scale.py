@@ -72,6 +72,7 @@ from pgvector.psycopg.halfvec import register_halfvec_info  # noqa: E402
 from psycopg.types import TypeInfo  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
+from accounts.spaces import personal_space_of  # noqa: E402
 from accounts.tokens import token_create  # noqa: E402
 from bench import corpus  # noqa: E402
 from bench.server import (  # noqa: E402
@@ -343,6 +344,7 @@ def store_derived(owner: Owner, count: int, source: SourceStore, rng: np.random.
     origin = int(rng.integers(len(source.memories)))
     gaps = np.cumsum(rng.uniform(*TURN_GAP_SECONDS, count))
     first = datetime.now(UTC) - timedelta(seconds=float(gaps[-1]) + 60)
+    space_id = personal_space_of(owner).pk
     for begin in range(0, count, COPY_BATCH):
         picks = [(origin + i) % len(source.memories) for i in range(begin, min(begin + COPY_BATCH, count))]
         with transaction.atomic(), connection.cursor() as cursor:
@@ -361,6 +363,8 @@ def store_derived(owner: Owner, count: int, source: SourceStore, rng: np.random.
                         "id": memory_id,
                         "public_id": uuid.uuid4(),
                         "owner_id": owner.pk,
+                        "space_id": space_id,
+                        "author_id": owner.pk,
                         "content": content,
                         "tags": tags,
                         "written_by": written_by,

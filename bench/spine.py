@@ -30,6 +30,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from huey.contrib.djhuey import HUEY  # noqa: E402
 
+from accounts.spaces import personal_space_of  # noqa: E402
 from accounts.tokens import token_create  # noqa: E402
 from bench import corpus  # noqa: E402
 from bench.server import consumer_command, free_port, gunicorn_command, process, wait_for_http, wait_for_worker  # noqa: E402
@@ -147,11 +148,14 @@ def load_corpus(owners: list, size: int, texts: list[str], vectors: np.ndarray, 
     order = np.random.default_rng(0).permutation(len(texts))
     for owner in owners:
         have = Memory.objects.filter(owner=owner, tags__contains=["corpus"]).count()
+        space = personal_space_of(owner)
         with transaction.atomic():
             memories = Memory.objects.bulk_create(
                 [
                     Memory(
                         owner=owner,
+                        space=space,
+                        author=owner,
                         content=texts[i],
                         tags=["corpus"],
                         written_by="bench",

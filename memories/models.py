@@ -102,6 +102,11 @@ class Memory(models.Model):
     # use, so nothing in its outcome depends on (or reveals) other users' memories.
     public_id = models.UUIDField(default=uuid.uuid4, db_index=True, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories")
+    # The space it lives in, and the user who wrote it there (kept, as null, once their account is gone).
+    space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     content = models.TextField()
     # NULL, not "": "no compressed form" must differ from an (impossible) empty one.
     content_optimized = models.TextField(null=True, blank=True)  # noqa: DJ001
@@ -254,6 +259,7 @@ class Entity(models.Model):
     # share. Drawn by the database, since memories.graph.linking creates entities in SQL.
     public_id = models.UUIDField(db_default=RandomUUID(), editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=MAX_ENTITY_KEY_CHARS)
     # How it was first written.
     name = models.CharField(max_length=MAX_ENTITY_NAME_CHARS)
@@ -315,6 +321,11 @@ class Note(models.Model):
 
     public_id = models.UUIDField(default=uuid.uuid4, db_index=True, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notes")
+    # The space it lives in, and the user who wrote it there (kept, as null, once their account is gone).
+    space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     title = models.CharField(max_length=MAX_NOTE_TITLE_CHARS)
     content = models.TextField()
     format = models.CharField(max_length=16, choices=NoteFormat.choices, default=NoteFormat.MARKDOWN)

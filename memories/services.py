@@ -11,6 +11,7 @@ from django.db.models import Value
 from django.utils import timezone
 from psycopg import sql
 
+from accounts.spaces import personal_space_of
 from gnosem.errors import ValidationError
 from gnosem.types import Owner
 from memories.compression.services import awaiting_compression, reset_compression
@@ -85,6 +86,8 @@ def memory_write(
     now = timezone.now()
     memory = Memory(
         owner=owner,
+        space=personal_space_of(owner),
+        author=owner,
         content=content,
         tags=tags,
         written_by=written_by,

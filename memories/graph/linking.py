@@ -42,8 +42,8 @@ def mention_weight(source: str) -> float:
 
 
 _UPSERT_ENTITIES_SQL = """
-    INSERT INTO memories_entity (owner_id, key, name, kind, linked_at)
-    SELECT %(owner)s, key, name, kind, %(now)s
+    INSERT INTO memories_entity (owner_id, space_id, key, name, kind, linked_at)
+    SELECT %(owner)s, (SELECT id FROM accounts_space WHERE personal_of_id = %(owner)s), key, name, kind, %(now)s
     FROM unnest(%(keys)s::text[], %(names)s::text[], %(kinds)s::text[]) AS found (key, name, kind)
     ORDER BY key
     ON CONFLICT (owner_id, key) DO UPDATE SET

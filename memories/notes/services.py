@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from accounts.spaces import personal_space_of
 from gnosem.errors import NotFound, ValidationError
 from gnosem.labels import label_problem
 from gnosem.types import Owner
@@ -144,6 +145,8 @@ def note_write(*, owner: Owner, title: object, content: object, tags: object = N
     now = timezone.now()
     note = Note.objects.create(
         owner=owner,
+        space=personal_space_of(owner),
+        author=owner,
         title=title,
         content=content,
         tags=tags,

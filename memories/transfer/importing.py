@@ -23,6 +23,8 @@ from django.db.models import QuerySet
 from django.db.models.functions import MD5
 from django.utils import timezone
 
+from accounts.models import Space
+from accounts.spaces import personal_space_of
 from gnosem.errors import ValidationError
 from gnosem.types import Owner
 from memories.compression.services import awaiting_compression, guard, reset_compression
@@ -412,11 +414,12 @@ def import_memories(*, owner: Owner, document: object, progress: Callable[[int],
             progress(len(entries) - len(fresh))
         taken = _taken_ids(owner, [entry.public_id for entry in fresh if entry.public_id])
         new_ids = 0
+        space = personal_space_of(owner)
         memories = []
         for entry in fresh:
             kept_id = entry.public_id if entry.public_id not in taken else None
             new_ids += entry.public_id is not None and kept_id is None
-            memories.append(_memory_from(owner, entry, kept_id or uuid.uuid4()))
+            memories.append(_memory_from(owner, space, entry, kept_id or uuid.uuid4()))
         created_ids: list[int] = []
         for start in range(0, len(memories), INSERT_BATCH):
             batch = Memory.objects.bulk_create(memories[start : start + INSERT_BATCH])
@@ -458,6 +461,7 @@ def _create_notes(owner: Owner, entries: list[_NoteEntry]) -> int:
     id because the owner already had theirs."""
     taken = _taken_ids(owner, [entry.public_id for entry in entries if entry.public_id], notes_of)
     now = timezone.now()
+    space = personal_space_of(owner)
     notes, new_ids = [], 0
     for entry in entries:
         kept_id = entry.public_id if entry.public_id not in taken else None
@@ -466,6 +470,8 @@ def _create_notes(owner: Owner, entries: list[_NoteEntry]) -> int:
             Note(
                 public_id=kept_id or uuid.uuid4(),
                 owner=owner,
+                space=space,
+                author=owner,
                 title=entry.title,
                 content=entry.content,
                 format=entry.format,
@@ -575,13 +581,15 @@ def _taken_ids(
 _UNDECIDED = {CompressionStatus.PENDING, CompressionStatus.DISABLED, CompressionStatus.COMPRESSED}
 
 
-def _memory_from(owner: Owner, entry: _Entry, public_id: uuid.UUID) -> Memory:
+def _memory_from(owner: Owner, space: Space, entry: _Entry, public_id: uuid.UUID) -> Memory:
     now = timezone.now()
     memory = Memory(
         pinned=entry.pinned,
         also_written_by=list(entry.also_written_by),
         public_id=public_id,
         owner=owner,
+        space=space,
+        author=owner,
         content=entry.content,
         content_optimized=entry.content_optimized,
         compression_status=entry.compression_status,

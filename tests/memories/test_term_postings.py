@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
+from accounts.spaces import personal_space_of
 from memories import services
 from memories.models import Memory, TermPosting
 from memories.search.signals import keyword_ranking
@@ -56,7 +57,13 @@ def test_bulk_inserts_and_a_deleted_user_leave_postings_in_step(owner):
     now = timezone.now()
     Memory.objects.bulk_create(
         [
-            Memory(owner=owner, content=f"release {n} shipped the search rewrite", created_at=now, updated_at=now)
+            Memory(
+                owner=owner,
+                space=personal_space_of(owner),
+                content=f"release {n} shipped the search rewrite",
+                created_at=now,
+                updated_at=now,
+            )
             for n in range(50)
         ]
     )

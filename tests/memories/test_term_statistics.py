@@ -4,6 +4,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
+from accounts.spaces import personal_space_of
 from memories import services
 from memories.models import Memory, OwnerCorpusStatistic, OwnerTermStatistic
 from memories.tasks import prune_term_statistics_task
@@ -47,7 +48,13 @@ def test_bulk_inserts_are_counted_in_one_statement(owner):
     now = timezone.now()
     Memory.objects.bulk_create(
         [
-            Memory(owner=owner, content=f"release {n} shipped the search rewrite", created_at=now, updated_at=now)
+            Memory(
+                owner=owner,
+                space=personal_space_of(owner),
+                content=f"release {n} shipped the search rewrite",
+                created_at=now,
+                updated_at=now,
+            )
             for n in range(50)
         ]
     )
