@@ -10,19 +10,11 @@ from django.http import StreamingHttpResponse
 from django.utils import timezone
 
 from gnosem.types import Owner
-from memories.models import (
-    Memory,
-    MemoryRevision,
-    Note,
-)
+from memories.models import Memory, MemoryRevision, Note
 from memories.notes.services import notes_of
 from memories.presenters import revision_to_dict
 from memories.selectors import memories_of
-from memories.transfer.document import (
-    FORMAT,
-    VERSION,
-    note_batch,
-)
+from memories.transfer.document import FORMAT, VERSION, note_batch
 
 
 def export_response(owner: Owner) -> StreamingHttpResponse:
