@@ -1,5 +1,6 @@
 """The Django admin for accounts: invitations (made here or with `manage.py createinvite`), the
-activity log (read-only), and a sign-in form for /admin/ throttled like allauth's."""
+activity log and the spaces with their members (both read-only: a space changes through its
+services, which keep its rules), and a sign-in form for /admin/ throttled like allauth's."""
 
 from datetime import timedelta
 from typing import Any, cast
@@ -12,7 +13,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts.invites import DEFAULT_DAYS, IssuedInvite, invite_save_new
-from accounts.models import ActivityEvent, Invite
+from accounts.models import ActivityEvent, Invite, Membership, Space
 from gnosem.types import Owner
 
 
@@ -73,3 +74,44 @@ class ActivityEventAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: ActivityEvent | None = None) -> bool:
         return False
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Shown to staff, changed only by the app's own services."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    fields = ("user", "role", "joined_at")
+    readonly_fields = ("user", "role", "joined_at")
+    extra = 0
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Space)
+class SpaceAdmin(ReadOnlyAdmin):
+    list_display = ["name", "kind", "personal_of", "members", "public_id", "created_at"]
+    list_filter = ["kind"]
+    search_fields = ["name", "public_id", "memberships__user__username", "memberships__user__email"]
+    inlines = [MembershipInline]
+
+    @admin.display(description="members")
+    def members(self, space: Space) -> int:
+        return space.memberships.count()

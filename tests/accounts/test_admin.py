@@ -7,7 +7,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from accounts.models import Invite
+from accounts.models import Invite, Space
+from accounts.spaces import personal_space_of
 
 PASSWORD = "staff passphrase that is long 7"
 
@@ -76,3 +77,23 @@ def test_the_activity_log_is_read_only_in_the_admin(client, staff):
     client.force_login(staff)
     assert client.get(reverse("admin:accounts_activityevent_changelist")).status_code == 200
     assert client.get(reverse("admin:accounts_activityevent_add")).status_code == 403
+
+
+def test_staff_see_each_space_with_its_members_and_change_none(client, staff, owner):
+    client.force_login(staff)
+    space = personal_space_of(owner)
+
+    listing = client.get(reverse("admin:accounts_space_changelist"), {"q": "owner@example.com"}).content.decode()
+    page = client.get(reverse("admin:accounts_space_change", args=[space.pk])).content.decode()
+
+    assert str(space.public_id) in listing and str(personal_space_of(staff).public_id) not in listing
+    assert "Memberships" in page and "Personal (personal)" in page
+    assert client.get(reverse("admin:accounts_space_add")).status_code == 403
+    assert client.post(reverse("admin:accounts_space_delete", args=[space.pk]), {"post": "yes"}).status_code == 403
+    assert Space.objects.filter(pk=space.pk).exists()
+
+
+def test_people_who_are_not_staff_never_see_the_spaces(client, owner):
+    client.force_login(owner)
+    response = client.get(reverse("admin:accounts_space_changelist"))
+    assert response.status_code == 302 and reverse("admin:login") in response["Location"]
