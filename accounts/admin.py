@@ -9,6 +9,7 @@ from allauth.account.adapter import get_adapter
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
@@ -76,24 +77,8 @@ class ActivityEventAdmin(admin.ModelAdmin):
         return False
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Shown to staff, changed only by the app's own services."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class MembershipInline(admin.TabularInline):
-    model = Membership
-    fields = ("user", "role", "joined_at")
-    readonly_fields = ("user", "role", "joined_at")
-    extra = 0
+class ReadOnly:
+    """An admin page (or inline) staff read and never change: the app's own services change it."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -105,13 +90,23 @@ class MembershipInline(admin.TabularInline):
         return False
 
 
+class MembershipInline(ReadOnly, admin.TabularInline):
+    model = Membership
+    fields = ("user", "role", "joined_at")
+    readonly_fields = fields
+    extra = 0
+
+
 @admin.register(Space)
-class SpaceAdmin(ReadOnlyAdmin):
+class SpaceAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ["name", "kind", "personal_of", "members", "public_id", "created_at"]
     list_filter = ["kind"]
     search_fields = ["name", "public_id", "memberships__user__username", "memberships__user__email"]
     inlines = [MembershipInline]
 
-    @admin.display(description="members")
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Space]:
+        return super().get_queryset(request).annotate(member_count=Count("memberships", distinct=True))
+
+    @admin.display(description="members", ordering="member_count")
     def members(self, space: Space) -> int:
-        return space.memberships.count()
+        return space.member_count  # type: ignore[attr-defined]  # annotated by get_queryset
