@@ -1,5 +1,6 @@
-"""Spaces and their members, API tokens (shown once, stored as a lookup prefix plus an HMAC digest,
-never in clear), the OAuth clients that may ask for a connection, invitations and the activity log."""
+"""Spaces, their members and the links that invite people into them; API tokens (shown once,
+stored as a lookup prefix plus an HMAC digest, never in clear), the OAuth clients that may ask for
+a connection, sign-up invitations and the activity log."""
 
 from django.conf import settings
 from django.contrib.postgres.functions import RandomUUID
@@ -77,6 +78,38 @@ class Membership(models.Model):
         return f"{self.user_id} in {self.space_id} as {self.role}"
 
 
+class SpaceInvitation(models.Model):
+    """A single-use link that makes whoever opens it a member of a team space, with `role` (never
+    owner: ownership is handed over, not given by link). Only a digest of its secret is stored, as
+    for sign-up invitations."""
+
+    # Its id on the space's invitations list: random rather than the row's, which would count them.
+    public_id = models.UUIDField(db_default=RandomUUID(), unique=True, editable=False)
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=8, choices=Role.choices)
+    digest = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(role__in=[Role.ADMIN, Role.EDITOR, Role.VIEWER]), name="spaceinvitation_role_not_owner"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"invitation to {self.space_id} as {self.role}"
+
+
 class TokenScope(models.TextChoices):
     READ = "read"
     WRITE = "write"
@@ -121,6 +154,11 @@ class ApiToken(models.Model):
     # SHA-256 of the code, never the code: it finds the connection to end when the code is
     # presented again (RFC 6749 section 4.1.2). Not unique: two exchanges of one code may race.
     oauth_code_digest = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    # The spaces it reaches (accounts.reach.token_reach): none listed means every space its owner
+    # belongs to, now and later; listed ones count only while the owner is a member there.
+    spaces = models.ManyToManyField(Space, blank=True, related_name="+")
+    # Where it writes when a call names no space: empty, its owner's personal space.
+    default_space = models.ForeignKey(Space, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         constraints = [
@@ -177,6 +215,17 @@ class ActivityAction(models.TextChoices):
     SIGN_IN_FAILED = "sign_in_failed", "sign-in failed"
     EXPORTED = "exported", "exported"
     IMPORTED = "imported", "imported"
+    SPACE_CREATED = "space_created", "space created"
+    SPACE_RENAMED = "space_renamed", "space renamed"
+    SPACE_DELETED = "space_deleted", "space deleted"
+    SPACE_LEFT = "space_left", "left a space"
+    SPACE_HANDED_OVER = "space_handed_over", "space handed over"
+    MEMBER_ADDED = "member_added", "member added"
+    MEMBER_REMOVED = "member_removed", "member removed"
+    ROLE_CHANGED = "role_changed", "role changed"
+    INVITATION_MADE = "invitation_made", "space invitation made"
+    INVITATION_USED = "invitation_used", "space invitation used"
+    INVITATION_REVOKED = "invitation_revoked", "space invitation revoked"
 
 
 class ActivityEvent(models.Model):

@@ -12,6 +12,7 @@ import hmac
 import re
 import secrets
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import cast
@@ -25,6 +26,7 @@ from django.utils import timezone
 from accounts.activity import activity_record
 from accounts.models import ActivityAction, ApiToken, TokenScope
 from accounts.oauth.connections import connection_authenticate
+from accounts.reach import reach_of
 from gnosem.errors import NotFound, ValidationError
 from gnosem.labels import label_problem
 from gnosem.types import Owner
@@ -37,6 +39,8 @@ TOKEN_SHAPE = re.compile(r"gno_[A-Za-z0-9_-]+")
 MAX_NAME_CHARS = cast(int, ApiToken._meta.get_field("name").max_length)  # a CharField's: always set
 # last_used_at is refreshed at most this often, so authentication does not write on every call.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+# A token names at most this many spaces to reach (a person belongs to a handful).
+MAX_BOUND_SPACES = 50
 
 
 @dataclass(frozen=True)
@@ -57,10 +61,19 @@ def _token_detail(token: ApiToken) -> dict[str, str | None]:
 
 @transaction.atomic
 def token_create(
-    *, owner: Owner, name: str, scope: str, request: HttpRequest | None = None, actor_token: ApiToken | None = None
+    *,
+    owner: Owner,
+    name: str,
+    scope: str,
+    spaces: Sequence[object] = (),
+    default_space: object = None,
+    request: HttpRequest | None = None,
+    actor_token: ApiToken | None = None,
 ) -> IssuedToken:
-    """A new token for `owner`; `request` (a web page) or `actor_token` (an API call) say, for the
-    activity log, where it was made from (neither: the command line)."""
+    """A new token for `owner`, reaching every space they belong to or only `spaces` (their names
+    or ids), and writing to `default_space` when a call names none (default: the personal space,
+    or with `spaces` bound, the first of them); `request` (a web page) or `actor_token` (an API
+    call) say, for the activity log, where it was made from (neither: the command line)."""
     name = (name or "").strip()
     if not name or len(name) > MAX_NAME_CHARS:
         raise ValidationError(
@@ -70,10 +83,17 @@ def token_create(
         raise ValidationError("name", problem)
     if scope not in TokenScope.values:
         raise ValidationError("scope", f"must be one of {', '.join(TokenScope.values)}.")
+    bound, default = _token_spaces(owner, spaces, default_space)
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        owner=owner, name=name, scope=scope, prefix=secret[:LOOKUP_PREFIX_CHARS], digest=_digest(secret)
+        owner=owner,
+        name=name,
+        scope=scope,
+        prefix=secret[:LOOKUP_PREFIX_CHARS],
+        digest=_digest(secret),
+        default_space_id=default,
     )
+    token.spaces.set(bound)
     activity_record(
         owner=owner,
         action=ActivityAction.TOKEN_CREATED,
@@ -82,6 +102,22 @@ def token_create(
         request=request,
     )
     return IssuedToken(token=token, secret=secret)
+
+
+def _token_spaces(owner: Owner, spaces: Sequence[object], default_space: object) -> tuple[list[int], int | None]:
+    """The row ids of the spaces a new token is bound to (none: all) and of its default write space
+    (None: the personal one), from the names or ids given; a space the owner is not a member of is
+    NotFound, and a default outside the bound spaces is refused."""
+    reach = reach_of(owner)
+    if isinstance(spaces, str) or len(spaces) > MAX_BOUND_SPACES:
+        raise ValidationError("spaces", f"a list of at most {MAX_BOUND_SPACES} spaces' names or ids.")
+    bound = list(dict.fromkeys(reach.find(space).id for space in spaces))
+    if default_space is None:
+        return bound, bound[0] if bound and reach.default_space_id not in bound else None
+    default = reach.find(default_space).id
+    if bound and default not in bound:
+        raise ValidationError("default_space", "must be one of the spaces the token is bound to.")
+    return bound, None if default == reach.default_space_id else default
 
 
 def _revoke(token: ApiToken, *, request: HttpRequest | None, actor_token: ApiToken | None) -> ApiToken:

@@ -27,6 +27,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from pgvector import Vector  # noqa: E402
 
+from accounts.spaces import personal_space_of  # noqa: E402
 from bench import locomo, recall  # noqa: E402
 from memories.search.about import ABOUT_MIN_SIMILARITY  # noqa: E402
 from memories.search.pipeline import query_embedding  # noqa: E402
@@ -37,12 +38,12 @@ THRESHOLDS = [round(0.20 + 0.05 * step, 2) for step in range(13)]  # 0.20 .. 0.8
 _SIMILARITIES_SQL = """
     SELECT c.memory_id, max(1 - (c.embedding <=> %s::halfvec))
     FROM memories_chunk c
-    WHERE c.owner_id = %s AND c.model = %s AND NOT (c.position > 0 AND c.start = 0)
+    WHERE c.space_id = %s AND c.model = %s AND NOT (c.position > 0 AND c.start = 0)
     GROUP BY c.memory_id
 """
 _WORDS_SQL = """
     SELECT m.id FROM memories_memory m
-    WHERE m.owner_id = %s AND m.search_vector @@ (
+    WHERE m.space_id = %s AND m.search_vector @@ (
         SELECT string_agg(quote_literal(lexeme), ' & ')::tsquery
         FROM unnest(tsvector_to_array(gnosem_search_vector(%s))) AS lexeme
     )
@@ -80,14 +81,14 @@ def rules() -> list[tuple[float, bool]]:
     return [(threshold, words) for threshold in THRESHOLDS for words in (False, True)]
 
 
-def score_questions(owner_id: int, questions: list[tuple[str, set[int]]], tallies: dict) -> None:
+def score_questions(space_id: int, questions: list[tuple[str, set[int]]], tallies: dict) -> None:
     """Add each question's predicted and relevant memories to the tally of every rule."""
     for question, relevant in questions:
         model_name, vector = query_embedding(question)
         with connection.cursor() as cursor:
-            cursor.execute(_SIMILARITIES_SQL, [Vector(vector).to_text(), owner_id, model_name])
+            cursor.execute(_SIMILARITIES_SQL, [Vector(vector).to_text(), space_id, model_name])
             similarities = cursor.fetchall()
-            cursor.execute(_WORDS_SQL, [owner_id, question])
+            cursor.execute(_WORDS_SQL, [space_id, question])
             by_words = {row[0] for row in cursor.fetchall()}
         for threshold, words in rules():
             predicted = {memory_id for memory_id, similarity in similarities if similarity >= threshold}
@@ -106,7 +107,7 @@ def locomo_tallies(conversations: list[int]) -> tuple[dict, int]:
             if question["category"] in locomo.ANSWERABLE
         ]
         questions = [(text, relevant) for text, relevant in questions if relevant]
-        score_questions(user.pk, questions, tallies)
+        score_questions(personal_space_of(user).pk, questions, tallies)
         asked += len(questions)
     return tallies, asked
 
@@ -121,7 +122,7 @@ def recall_tallies(set_names: list[str]) -> tuple[dict, int]:
         questions = [
             (question, {ids[key]}) for regime in question_set.regimes.values() for question, key in regime.items()
         ]
-        score_questions(user.pk, questions, tallies)
+        score_questions(personal_space_of(user).pk, questions, tallies)
         asked += len(questions)
     return tallies, asked
 

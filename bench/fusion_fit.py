@@ -32,6 +32,7 @@ from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
+from accounts.spaces import personal_space_of  # noqa: E402
 from bench import locomo, recall  # noqa: E402
 from memories.indexing import embedding  # noqa: E402
 from memories.indexing.sequences import sequence_neighbours  # noqa: E402
@@ -50,9 +51,10 @@ def rankings_of(user, query: str) -> dict[str, list[Ranked]]:
     model = serving_model_name()
     vector = embedding.get_embedder(model).embed_query(query).result()
     filters = MemoryFilters()
+    space_ids = [personal_space_of(user).pk]
     return {
-        "keyword": keyword_ranking(owner_id=user.pk, query=query, filters=filters, limit=LIMIT),
-        "vector": vector_ranking(owner_id=user.pk, query_vector=vector, model=model, filters=filters, limit=LIMIT),
+        "keyword": keyword_ranking(space_ids=space_ids, query=query, filters=filters, limit=LIMIT),
+        "vector": vector_ranking(space_ids=space_ids, query_vector=vector, model=model, filters=filters, limit=LIMIT),
     }
 
 
@@ -63,7 +65,7 @@ def question_row(regime: str, user, query: str, relevant: set[int]) -> dict:
     rankings = rankings_of(user, query)
     candidates = sorted({item.memory_id for ranking in rankings.values() for item in ranking})
     return {
-        "neighbours": sequence_neighbours(user.pk, candidates),
+        "neighbours": sequence_neighbours(personal_space_of(user).pk, candidates),
         "regime": regime,
         "query": query,
         "relevant": sorted(relevant),

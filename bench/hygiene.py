@@ -84,7 +84,7 @@ def duplicates(data: dict) -> dict:
         "recall": detected_exact / planted,
         "near_planted": near_total,
         "near_detected": detected_near,
-        "memories_stored": Memory.objects.filter(owner=user).count(),
+        "memories_stored": Memory.objects.filter(space__personal_of=user).count(),
     }
 
 
@@ -112,14 +112,18 @@ def near_duplicates(data: dict) -> dict:
             for offset, variant in enumerate(item["near_variants"], start=1):
                 later = at + timedelta(days=60 + offset)
                 group[memory_write(owner=user, content=variant, written_by="other", created_at=later).pk] = number
-    ids = list(Memory.objects.filter(owner=user).order_by("created_at", "id").values_list("pk", flat=True))
+    ids = list(Memory.objects.filter(space__personal_of=user).order_by("created_at", "id").values_list("pk", flat=True))
     planted = len(group) - len(data["duplicates"])
     sweep = {}
     for rule in (None, *SWEEP):
         if rule is not None:
             linking.NEAR_DUPLICATE_MIN_SIMILARITY, linking.NEAR_DUPLICATE_MIN_WORD_OVERLAP = rule
             linking.near_duplicates_link(ids)
-        links = dict(Memory.objects.filter(owner=user, duplicate_of__isnull=False).values_list("pk", "duplicate_of_id"))
+        links = dict(
+            Memory.objects.filter(space__personal_of=user, duplicate_of__isnull=False).values_list(
+                "pk", "duplicate_of_id"
+            )
+        )
         right = sum(
             group.get(memory) is not None and group.get(memory) == group.get(original)
             for memory, original in links.items()

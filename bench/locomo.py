@@ -12,6 +12,9 @@ MRR per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop; 5 advers
 for each signal alone and for the full pipeline, and search latency; `--json` adds the same
 figures as one JSON object on the last line. `--replay` writes every turn a second time before
 searching, as an assistant repeating itself would, and prints how many memories that added.
+`--split turns` writes each conversation into two spaces of its user (even turns into a team space
+the user owns, odd turns into the personal one), `--split sessions` alternates whole sessions
+between them; search covers both, as it covers every space a user reaches.
 """
 
 import argparse
@@ -33,6 +36,8 @@ from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
+from accounts.models import Membership, Role, Space, SpaceKind  # noqa: E402
+from accounts.reach import reach_of  # noqa: E402
 from memories.models import IndexingStatus, Memory  # noqa: E402
 from memories.search.pipeline import search_hybrid  # noqa: E402
 from memories.services import memory_write  # noqa: E402
@@ -74,32 +79,47 @@ def sessions(conversation: dict) -> list[tuple[datetime, list[dict]]]:
     return [(session_date(conversation[f"session_{n}_date_time"]), conversation[f"session_{n}"]) for n in numbers]
 
 
-def write_turns(user: object, sample: dict) -> dict[str, int]:
-    """Write the conversation's turns as the user's memories; dia_id -> the memory's pk (a turn
-    whose text an earlier turn already had is that memory)."""
+SPLITS = ("turns", "sessions")
+TEAM_SPACE = "Team"
+
+
+def write_turns(user: object, sample: dict, split: str | None = None) -> dict[str, int]:
+    """Write the conversation's turns as the user's memories (into two spaces with `split`);
+    dia_id -> the memory's pk (a turn whose text an earlier turn already had is that memory)."""
     ids = {}
+    turn_number = 0
     with transaction.atomic():  # on commit, the (immediate) indexing tasks embed in model batches
-        for date, turns in sessions(sample["conversation"]):
+        for session_number, (date, turns) in enumerate(sessions(sample["conversation"])):
             for position, turn in enumerate(turns):
+                halves = {"turns": turn_number, "sessions": session_number}
+                in_team = split is not None and halves[split] % 2 == 0
                 memory = memory_write(
                     owner=user,
                     content=turn_text(turn),
                     written_by="locomo",
                     created_at=date + timedelta(seconds=30 * position),  # turns in sequence
+                    space=TEAM_SPACE if in_team else None,
                 )
                 ids[turn["dia_id"]] = memory.pk
+                turn_number += 1
     return ids
 
 
-def load_conversation(index: int, sample: dict) -> tuple[object, dict[str, int], datetime]:
-    """A fresh user holding the conversation's turns, indexed; (user, dia_id -> memory pk, last date)."""
+def load_conversation(index: int, sample: dict, split: str | None = None) -> tuple[object, dict[str, int], datetime]:
+    """A fresh user holding the conversation's turns (with `split`, in their personal space and a team
+    space they own), indexed; (user, dia_id -> memory pk, last date)."""
     User = get_user_model()
     User.objects.filter(username=f"locomo-{index}").delete()
+    Space.objects.filter(kind=SpaceKind.TEAM, memberships__isnull=True).delete()  # left by earlier runs
     user = User.objects.create_user(username=f"locomo-{index}")
-    ids = write_turns(user, sample)
+    if split:
+        team = Space.objects.create(name=TEAM_SPACE, kind=SpaceKind.TEAM)
+        Membership.objects.create(space=team, user=user, role=Role.OWNER)
+    ids = write_turns(user, sample, split)
     # Another process's worker may hold some of them for a moment.
     deadline = time.monotonic() + 300
-    while pending := Memory.objects.filter(owner=user).exclude(indexing_status=IndexingStatus.INDEXED).count():
+    spaces = reach_of(user).space_ids
+    while pending := Memory.objects.filter(space_id__in=spaces).exclude(indexing_status=IndexingStatus.INDEXED).count():
         if time.monotonic() > deadline:
             raise RuntimeError(f"{pending} memories of conversation {index} were not indexed")
         time.sleep(0.5)
@@ -127,17 +147,18 @@ def mean(rows: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(float(np.mean([row[key] for row in rows])), 4) for key in rows[0]} | {"n": len(rows)}
 
 
-def replay(user: object, sample: dict, ids: dict[str, int]) -> int:
+def replay(user: object, sample: dict, ids: dict[str, int], split: str | None) -> int:
     """Write every turn again; returns how many memories that added (none: each is a duplicate of
     the memory its first writing stored)."""
-    before = Memory.objects.filter(owner=user).count()
-    again = write_turns(user, sample)
+    spaces = reach_of(user).space_ids
+    before = Memory.objects.filter(space_id__in=spaces).count()
+    again = write_turns(user, sample, split)
     if again != ids:
         raise RuntimeError("a replayed turn did not come back as the memory its first writing stored")
-    return Memory.objects.filter(owner=user).count() - before
+    return Memory.objects.filter(space_id__in=spaces).count() - before
 
 
-def run(conversation_indexes: list[int], *, replayed: bool = False) -> dict:
+def run(conversation_indexes: list[int], *, replayed: bool = False, split: str | None = None) -> dict:
     samples = json.loads(DATA.read_text())
     results: dict[str, dict[int, list]] = {name: {c: [] for c in CATEGORIES} for name in CONFIGURATIONS}
     latencies: dict[str, list[float]] = {name: [] for name in CONFIGURATIONS}
@@ -145,10 +166,10 @@ def run(conversation_indexes: list[int], *, replayed: bool = False) -> dict:
     load_seconds = 0.0
     for index in conversation_indexes:
         started = time.perf_counter()
-        user, ids, last_date = load_conversation(index, samples[index])
+        user, ids, last_date = load_conversation(index, samples[index], split)
         load_seconds += time.perf_counter() - started
         if replayed:
-            added += replay(user, samples[index], ids)
+            added += replay(user, samples[index], ids, split)
             turns += len(ids)
         for question in samples[index]["qa"]:
             relevant = evidence_ids(question, ids)
@@ -173,9 +194,11 @@ def run(conversation_indexes: list[int], *, replayed: bool = False) -> dict:
         for name, by_category in results.items()
     }
     owners = [f"locomo-{index}" for index in conversation_indexes]
+    linked = Memory.objects.filter(space__memberships__user__username__in=owners, duplicate_of__isnull=False)
     return {
         "conversations": conversation_indexes,
-        "near_duplicate_links": Memory.objects.filter(owner__username__in=owners, duplicate_of__isnull=False).count(),
+        "split": split,
+        "near_duplicate_links": linked.count(),
         "questions_without_evidence": skipped,
         "load_seconds": round(load_seconds, 1),
         "replay": {"turns": turns, "memories_added": added} if replayed else None,
@@ -185,7 +208,8 @@ def run(conversation_indexes: list[int], *, replayed: bool = False) -> dict:
 
 
 def print_table(report: dict) -> None:
-    print(f"\nLoCoMo turn retrieval, conversations {report['conversations']}, top {TOP_K}")
+    split = f", split across two spaces by {report['split']}" if report["split"] else ""
+    print(f"\nLoCoMo turn retrieval, conversations {report['conversations']}, top {TOP_K}{split}")
     print(f"{'configuration':10} {'category':13} {'n':>5} {'R@5':>7} {'R@10':>7} {'hit@10':>7} {'MRR':>7}")
     for name, figures in report["signals"].items():
         for category in [*(CATEGORIES[c] for c in ANSWERABLE), "overall", CATEGORIES[5]]:
@@ -212,11 +236,12 @@ def main() -> None:
     parser.add_argument("--conversations", help="comma-separated indexes (0-9); default all")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on the last line")
     parser.add_argument("--replay", action="store_true", help="write every turn a second time before searching")
+    parser.add_argument("--split", choices=SPLITS, help="write each conversation into two spaces of its user")
     args = parser.parse_args()
     call_command("migrate", interactive=False, verbosity=0)
     samples = json.loads(DATA.read_text())
     indexes = [int(i) for i in args.conversations.split(",")] if args.conversations else list(range(len(samples)))
-    report = run(indexes, replayed=args.replay)
+    report = run(indexes, replayed=args.replay, split=args.split)
     print_table(report)
     if args.json:
         print(json.dumps(report))

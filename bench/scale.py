@@ -72,6 +72,7 @@ from pgvector.psycopg.halfvec import register_halfvec_info  # noqa: E402
 from psycopg.types import TypeInfo  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
+from accounts.models import Space  # noqa: E402
 from accounts.spaces import personal_space_of  # noqa: E402
 from accounts.tokens import token_create  # noqa: E402
 from bench import corpus  # noqa: E402
@@ -163,17 +164,17 @@ def delete_owners(usernames: list[str]) -> None:
     """Delete these users with their memories. Chunks and memories go by SQL first: Django's
     cascade would load every row of a million-memory store into this process."""
     users = get_user_model().objects.filter(username__in=usernames)
-    ids = list(users.values_list("pk", flat=True))
+    ids = list(Space.objects.filter(personal_of__in=users).values_list("pk", flat=True))
     if not ids:
         return
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("DELETE FROM memories_chunk WHERE owner_id = ANY(%s)", [ids])
+        cursor.execute("DELETE FROM memories_chunk WHERE space_id = ANY(%s)", [ids])
         cursor.execute(
             "DELETE FROM memories_entity_mention"
-            " WHERE entity_id IN (SELECT id FROM memories_entity WHERE owner_id = ANY(%s))",
+            " WHERE entity_id IN (SELECT id FROM memories_entity WHERE space_id = ANY(%s))",
             [ids],
         )
-        cursor.execute("DELETE FROM memories_memory WHERE owner_id = ANY(%s)", [ids])
+        cursor.execute("DELETE FROM memories_memory WHERE space_id = ANY(%s)", [ids])
     users.delete()
 
 
@@ -185,7 +186,8 @@ def fresh_owner(username: str) -> Owner:
 def chunk_count(owner: Owner) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM memories_chunk WHERE owner_id = %s AND model = %s", [owner.pk, serving_model_name()]
+            "SELECT count(*) FROM memories_chunk WHERE space_id = %s AND model = %s",
+            [personal_space_of(owner).pk, serving_model_name()],
         )
         return cursor.fetchone()[0]
 
@@ -196,7 +198,7 @@ def settle() -> None:
     build the large owners' HNSW indexes, as a worker does within ten minutes."""
     start = time.perf_counter()
     with connection.cursor() as cursor:
-        cursor.execute("VACUUM (ANALYZE) memories_memory, memories_chunk, memories_owner_terms, memories_term_posting")
+        cursor.execute("VACUUM (ANALYZE) memories_memory, memories_chunk, memories_space_terms, memories_term_posting")
     print(f"vacuumed and analysed in {time.perf_counter() - start:.0f} s", flush=True)
     start = time.perf_counter()
     built = vector_indexes_maintain().built
@@ -230,7 +232,7 @@ def interleaved(first: list[str], second: list[str]) -> list[tuple[int, str]]:
 
 def wait_until_indexed(owners: list[Owner], timeout: float, worker_log: Path) -> None:
     deadline = time.monotonic() + timeout
-    memories = Memory.objects.filter(owner__in=owners)
+    memories = Memory.objects.filter(space__personal_of__in=owners)
     while memories.exclude(indexing_status=IndexingStatus.INDEXED).exists():
         if memories.filter(indexing_status=IndexingStatus.FAILED).exists():
             raise RuntimeError(f"the worker failed to index a memory; see {worker_log}")
@@ -280,14 +282,14 @@ def source_store(username: str) -> SourceStore:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id, content, tags, written_by, compression_status, indexing_attempts FROM memories_memory"
-            " WHERE owner_id = %s ORDER BY created_at, id",
-            [owner.pk],
+            " WHERE space_id = %s ORDER BY created_at, id",
+            [personal_space_of(owner).pk],
         )
         rows = cursor.fetchall()
         cursor.execute(
             'SELECT memory_id, position, start, "end", halfvec_send(embedding) FROM memories_chunk'
-            " WHERE owner_id = %s AND model = %s ORDER BY memory_id, position",
-            [owner.pk, model],
+            " WHERE space_id = %s AND model = %s ORDER BY memory_id, position",
+            [personal_space_of(owner).pk, model],
         )
         chunks: dict[int, list] = {}
         for memory_id, position, start, end, raw in cursor.fetchall():
@@ -362,7 +364,6 @@ def store_derived(owner: Owner, count: int, source: SourceStore, rng: np.random.
                     {
                         "id": memory_id,
                         "public_id": uuid.uuid4(),
-                        "owner_id": owner.pk,
                         "space_id": space_id,
                         "author_id": owner.pk,
                         "content": content,
@@ -390,7 +391,7 @@ def store_derived(owner: Owner, count: int, source: SourceStore, rng: np.random.
                 [
                     {
                         "memory_id": memory_id,
-                        "owner_id": owner.pk,
+                        "space_id": space_id,
                         **dict(zip(("position", "start", "end"), source.spans[row], strict=True)),
                         "model": source.model,
                         "dimension": dimension,
@@ -407,7 +408,7 @@ def derived_owners(owners: list[tuple[str, int]], source: SourceStore, rebuild: 
     run left them at these sizes."""
     users = [owner_named(username) for username, _ in owners]
     stored = {
-        user.username: Memory.objects.filter(owner=user).count()
+        user.username: Memory.objects.filter(space__personal_of=user).count()
         for user in users
         if user is not None and chunk_count(user)
     }
@@ -517,7 +518,11 @@ def measure_searches(phase: str, owner: Owner, token: str, url: str, queries: li
         search_hybrid(owner=owner, query=query, top_k=TOP_K)
     in_process = [timed(search_hybrid, owner=owner, query=query, top_k=TOP_K)[1] for query in queries]
     # The pipeline's parts one by one, and the vector signal against its exact scan.
-    signal_arguments = {"owner_id": owner.pk, "filters": MemoryFilters(), "limit": TOP_K * CANDIDATES_PER_RESULT}
+    signal_arguments = {
+        "space_ids": [personal_space_of(owner).pk],
+        "filters": MemoryFilters(),
+        "limit": TOP_K * CANDIDATES_PER_RESULT,
+    }
     split: dict[str, list[float]] = {"embedding": [], "keyword": [], "vector": [], "vector_exact": []}
     overlaps = []
     for query in queries:
@@ -532,7 +537,7 @@ def measure_searches(phase: str, owner: Owner, token: str, url: str, queries: li
         overlaps.append(len(exact_ids & {ranked.memory_id for ranked in approximate}) / max(len(exact_ids), 1))
     return PhaseResult(
         phase=phase,
-        owner_memories=Memory.objects.filter(owner=owner).count(),
+        owner_memories=Memory.objects.filter(space__personal_of=owner).count(),
         total_memories=Memory.objects.count(),
         owner_chunks=chunk_count(owner),
         mcp=tools["memory_search"],

@@ -99,7 +99,7 @@ def measure_writes(client: McpClient, texts: list[str]) -> list[float]:
 def measure_worker(owner, writes: int, log_dir: Path) -> tuple[float, float]:
     """(worker memories/s, raw model memories/s) on the same pending memories: those the writes
     stored (a text the corpus repeats returns the stored memory)."""
-    count = Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.PENDING).count()
+    count = Memory.objects.filter(space__personal_of=owner, indexing_status=IndexingStatus.PENDING).count()
     assert 0 < count <= writes, f"expected up to {writes} pending memories, found {count}"
     log = log_dir / "worker.log"
     with process(consumer_command(), log):
@@ -108,7 +108,7 @@ def measure_worker(owner, writes: int, log_dir: Path) -> tuple[float, float]:
         wait_for_worker(log)
         deadline = time.monotonic() + 600
         start = time.perf_counter()
-        while Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.INDEXED).count() < count:
+        while Memory.objects.filter(space__personal_of=owner, indexing_status=IndexingStatus.INDEXED).count() < count:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the worker did not index everything within 10 minutes; see {log}")
             time.sleep(0.05)
@@ -116,7 +116,7 @@ def measure_worker(owner, writes: int, log_dir: Path) -> tuple[float, float]:
     worker_rate = count / elapsed
     # The raw model embeds what the worker embedded: every piece of every memory (chunks, and the
     # in-context reading of memories written in sequence; see memories.indexing.sequences).
-    pieces = embedding_pieces(list(Memory.objects.filter(owner=owner)))
+    pieces = embedding_pieces(list(Memory.objects.filter(space__personal_of=owner)))
     texts = [text for memory_pieces in pieces.values() for _, text in memory_pieces]
     embedder = get_embedder()
     embedder.embed(texts[:64])  # warm
@@ -147,13 +147,12 @@ def load_corpus(owners: list, size: int, texts: list[str], vectors: np.ndarray, 
     now = timezone.now()
     order = np.random.default_rng(0).permutation(len(texts))
     for owner in owners:
-        have = Memory.objects.filter(owner=owner, tags__contains=["corpus"]).count()
+        have = Memory.objects.filter(space__personal_of=owner, tags__contains=["corpus"]).count()
         space = personal_space_of(owner)
         with transaction.atomic():
             memories = Memory.objects.bulk_create(
                 [
                     Memory(
-                        owner=owner,
                         space=space,
                         author=owner,
                         content=texts[i],
@@ -176,7 +175,7 @@ def load_corpus(owners: list, size: int, texts: list[str], vectors: np.ndarray, 
                 [
                     Chunk(
                         memory=memory,
-                        owner=owner,
+                        space=space,
                         position=position,
                         start=span.start,
                         end=span.end,
@@ -191,7 +190,7 @@ def load_corpus(owners: list, size: int, texts: list[str], vectors: np.ndarray, 
             )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory; ANALYZE memories_chunk")
-    chunks = Chunk.objects.filter(owner=owners[0]).count()
+    chunks = Chunk.objects.filter(space__personal_of=owners[0]).count()
     print(f"{size:,} memories/owner: {chunks:,} chunks each", flush=True)
 
 
@@ -232,7 +231,7 @@ def main() -> None:
             )
         )
         worker_rate, raw_rate = measure_worker(owners[0], args.writes, log_dir)
-        Memory.objects.filter(owner=owners[0]).delete()
+        Memory.objects.filter(space__personal_of=owners[0]).delete()
         texts = corpus.memories(max(sizes))
         vectors = cached_vectors(texts, log_dir)
         queries = corpus.questions(args.queries)

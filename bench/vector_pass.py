@@ -31,6 +31,7 @@ from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
+from accounts.spaces import personal_space_of  # noqa: E402
 from bench import corpus  # noqa: E402
 from bench.scale import USER_PREFIX  # noqa: E402
 from memories.indexing.embedding import get_embedder  # noqa: E402
@@ -55,11 +56,11 @@ def best_memories(scores: np.ndarray, memory_ids: np.ndarray) -> set[int]:
     return set(found)
 
 
-def code_table(owner_id: int, model: str, queries: np.ndarray) -> None:
+def code_table(space_id: int, model: str, queries: np.ndarray) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT memory_id, halfvec_send(embedding) FROM memories_chunk WHERE owner_id = %s AND model = %s",
-            [owner_id, model],
+            "SELECT memory_id, halfvec_send(embedding) FROM memories_chunk WHERE space_id = %s AND model = %s",
+            [space_id, model],
         )
         rows = cursor.fetchall()
     memory_ids = np.array([row[0] for row in rows])
@@ -84,11 +85,11 @@ def code_table(owner_id: int, model: str, queries: np.ndarray) -> None:
         print(f"{bits:>16} {codes.shape[1] // 8:>6}  " + "  ".join(f"{recall:.4f}" for recall in recalls))
 
 
-def shortlist_table(owner_id: int, model: str, queries: np.ndarray) -> None:
+def shortlist_table(space_id: int, model: str, queries: np.ndarray) -> None:
     def ranked(query: np.ndarray, exact: bool) -> tuple[set[int], float]:
         start = time.perf_counter()
         items = signals.vector_ranking(
-            owner_id=owner_id, query_vector=query, model=model, filters=MemoryFilters(), limit=WANTED, exact=exact
+            space_ids=[space_id], query_vector=query, model=model, filters=MemoryFilters(), limit=WANTED, exact=exact
         )
         return {item.memory_id for item in items}, (time.perf_counter() - start) * 1000
 
@@ -111,11 +112,11 @@ def shortlist_table(owner_id: int, model: str, queries: np.ndarray) -> None:
             f"{statistics.mean(recalls):7.4f} {min(recalls):7.3f}"
         )
 
-    if VectorIndex.objects.filter(owner_id=owner_id, model=model, ready=True).exists():
+    if VectorIndex.objects.filter(space_id=space_id, model=model, ready=True).exists():
         row(f"HNSW, ef_search {settings.GNOSEM_VECTOR_INDEX_EF_SEARCH}")
     shipped = signals.SHORTLIST_PER_MEMORY
-    with transaction.atomic():  # the owner's HNSW index unread meanwhile, and ready again after
-        VectorIndex.objects.filter(owner_id=owner_id).update(ready=False)
+    with transaction.atomic():  # the space's HNSW index unread meanwhile, and ready again after
+        VectorIndex.objects.filter(space_id=space_id).update(ready=False)
         for per_memory in (5, 10, 15):
             signals.SHORTLIST_PER_MEMORY = per_memory
             row(f"{per_memory} per memory" + (" (ships)" if per_memory == shipped else ""))
@@ -133,8 +134,9 @@ def main() -> None:
     model = serving_model_name()
     embedder = get_embedder(model)
     queries = np.stack([embedder.embed_query(text).result() for text in corpus.questions(arguments.queries)])
-    code_table(owner.pk, model, queries)
-    shortlist_table(owner.pk, model, queries)
+    space_id = personal_space_of(owner).pk
+    code_table(space_id, model, queries)
+    shortlist_table(space_id, model, queries)
 
 
 if __name__ == "__main__":

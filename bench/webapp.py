@@ -30,7 +30,7 @@ from accounts.tokens import token_create  # noqa: E402
 from bench import corpus  # noqa: E402
 from bench.spine import cached_vectors, load_corpus, percentile  # noqa: E402
 from memories.models import Memory  # noqa: E402
-from memories.transfer.export import export_chunks  # noqa: E402
+from memories.transfer.export import export_chunks, exported_space  # noqa: E402
 from memories.transfer.importing import import_memories  # noqa: E402
 
 OWNERS = 3
@@ -62,11 +62,11 @@ def main() -> None:
     User.objects.filter(username__startswith="bench-web-").delete()
     owners = [User.objects.create_user(username=f"bench-web-{i}", email=f"web{i}@example.com") for i in range(OWNERS)]
     texts = corpus.memories(args.size)
-    load_corpus(owners, args.size, texts, cached_vectors(texts, data_dir))
+    load_corpus(owners, args.size, texts, cached_vectors(texts, data_dir), data_dir)
     owner = owners[0]
-    browser = Client()
+    browser = Client(HTTP_HOST="localhost")  # one of the default ALLOWED_HOSTS
     browser.force_login(owner)
-    api = Client()
+    api = Client(HTTP_HOST="localhost")
     bearer = {"Authorization": f"Bearer {token_create(owner=owner, name='bench', scope='read').secret}"}
     queries = corpus.questions(args.requests)
     rows = [
@@ -85,11 +85,11 @@ def main() -> None:
     ]
 
     start = time.perf_counter()
-    document_text = "".join(export_chunks(owner))
+    document_text = "".join(export_chunks(exported_space(owner)))
     export_seconds = time.perf_counter() - start
     document = json.loads(document_text)
     target = owners[1]
-    Memory.objects.filter(owner=target).delete()
+    Memory.objects.filter(space__personal_of=target).delete()
     start = time.perf_counter()
     report = import_memories(owner=target, document=document)
     import_seconds = time.perf_counter() - start

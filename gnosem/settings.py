@@ -217,6 +217,8 @@ ACCOUNT_LOGIN_ON_PASSWORD_RESET = True
 # Sign-up policy (accounts.adapter): open to anyone, by invitation link from staff, or closed.
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 GNOSEM_SIGNUP = env_choice("GNOSEM_SIGNUP", "open", ("open", "invite", "closed"))
+# Who may make team spaces (accounts.spaces): any signed-in user, only staff, or nobody.
+GNOSEM_TEAM_SPACES = env_choice("GNOSEM_TEAM_SPACES", "open", ("open", "staff", "off"))
 # Sign-up, sign-in and password reset never say whether an address is registered. On sign-up this
 # needs mandatory verification (the default): an existing address then gets a mail instead of a
 # second account, and the visitor sees the same "confirm your address" page either way. With

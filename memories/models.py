@@ -98,10 +98,9 @@ class TsvectorTokenCount(Func):
 
 
 class Memory(models.Model):
-    # Unique per owner, not across owners: an import keeps every id its owner does not already
-    # use, so nothing in its outcome depends on (or reveals) other users' memories.
+    # Unique per space, not across spaces: an import keeps every id its space does not already
+    # use, so nothing in its outcome depends on (or reveals) other spaces' memories.
     public_id = models.UUIDField(default=uuid.uuid4, db_index=True, editable=False)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories")
     # The space it lives in, and the user who wrote it there (kept, as null, once their account is gone).
     space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+")
     author = models.ForeignKey(
@@ -167,27 +166,27 @@ class Memory(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["owner", "-created_at", "-id"], name="memory_owner_newest"),
+            models.Index(fields=["space", "-created_at", "-id"], name="memory_space_newest"),
             models.Index(fields=["indexing_status", "indexing_queued_at"], name="memory_indexing_queue"),
-            # The indexing claim serves owners in turn (services._CLAIM_SQL): who waits, and each one's queue.
+            # The indexing claim serves spaces in turn (services._CLAIM_SQL): which wait, and each one's queue.
             models.Index(
-                fields=["owner", "indexing_queued_at", "id"],
+                fields=["space", "indexing_queued_at", "id"],
                 condition=Q(indexing_status="pending"),
-                name="memory_pending_by_owner",
+                name="memory_pending_by_space",
             ),
             models.Index(
                 fields=["compression_due_at"], condition=Q(compression_status="pending"), name="memory_compression_due"
             ),
-            # btree_gin: the owner and the words in one index, so keyword search reads only the owner's rows.
-            GinIndex(fields=["owner", "search_vector"], name="memory_owner_search_vector"),
+            # btree_gin: the space and the words in one index, so a word search reads only the space's rows.
+            GinIndex(fields=["space", "search_vector"], name="memory_space_search_vector"),
             GinIndex(fields=["tags"], name="memory_tags"),
             # memory_write finds the same text already written.
-            models.Index(fields=["owner", "content_digest"], name="memory_owner_content_digest"),
-            # session_start reads the owner's pinned memories.
-            models.Index(fields=["owner"], condition=Q(pinned=True), name="memory_owner_pinned"),
+            models.Index(fields=["space", "content_digest"], name="memory_space_content_digest"),
+            # session_start reads the pinned memories of each space.
+            models.Index(fields=["space"], condition=Q(pinned=True), name="memory_space_pinned"),
         ]
         constraints = [
-            models.UniqueConstraint(fields=["owner", "public_id"], name="memory_public_id_unique_per_owner"),
+            models.UniqueConstraint(fields=["space", "public_id"], name="memory_public_id_unique_per_space"),
             models.CheckConstraint(condition=GreaterThan(Length(Trim("content")), 0), name="memory_content_not_blank"),
             models.CheckConstraint(
                 condition=LessThanOrEqual(Length("content"), MAX_CONTENT_CHARS), name="memory_content_size"
@@ -206,7 +205,7 @@ class Memory(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.public_id} ({self.owner_id})"
+        return f"{self.public_id} (space {self.space_id})"
 
 
 class MemoryRevision(models.Model):
@@ -229,7 +228,7 @@ class MemoryRevision(models.Model):
 
 
 class KeptApart(models.Model):
-    """Two memories the owner judged different although they read alike: never linked as near-duplicates
+    """Two memories a writer of their space judged different although they read alike: never linked as near-duplicates
     again. The lower id comes first."""
 
     first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
@@ -251,14 +250,13 @@ EntityKind = models.TextChoices("EntityKind", [(kind.upper(), kind) for kind in 
 
 
 class Entity(models.Model):
-    """Something an owner's memories mention (a person, project, place, technology, identifier,
+    """Something a space's memories mention (a person, project, place, technology, identifier,
     ...), once per normalised `key` (memories.graph.extraction.entity_key): the graph's nodes
     (memories.graph.linking)."""
 
-    # Its id on pages and in explore_graph: random rather than the row's, whose sequence all owners
+    # Its id on pages and in explore_graph: random rather than the row's, whose sequence all spaces
     # share. Drawn by the database, since memories.graph.linking creates entities in SQL.
     public_id = models.UUIDField(db_default=RandomUUID(), editable=False)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=MAX_ENTITY_KEY_CHARS)
     # How it was first written.
@@ -270,8 +268,8 @@ class Entity(models.Model):
     class Meta:
         verbose_name_plural = "entities"
         constraints = [
-            models.UniqueConstraint(fields=["owner", "key"], name="entity_unique_key_per_owner"),
-            models.UniqueConstraint(fields=["owner", "public_id"], name="entity_public_id_unique_per_owner"),
+            models.UniqueConstraint(fields=["space", "key"], name="entity_unique_key_per_space"),
+            models.UniqueConstraint(fields=["space", "public_id"], name="entity_public_id_unique_per_space"),
             models.CheckConstraint(condition=GreaterThan(Length("key"), 0), name="entity_key_not_empty"),
             models.CheckConstraint(condition=Q(kind__in=EntityKind.values), name="entity_kind"),
         ]
@@ -320,7 +318,6 @@ class Note(models.Model):
     searched passage by passage (memories.notes.services). Embedded asynchronously like a memory."""
 
     public_id = models.UUIDField(default=uuid.uuid4, db_index=True, editable=False)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notes")
     # The space it lives in, and the user who wrote it there (kept, as null, once their account is gone).
     space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+")
     author = models.ForeignKey(
@@ -343,11 +340,11 @@ class Note(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["owner", "-updated_at", "-id"], name="note_owner_newest"),
+            models.Index(fields=["space", "-updated_at", "-id"], name="note_space_newest"),
             models.Index(fields=["indexing_status", "indexing_queued_at"], name="note_indexing_queue"),
         ]
         constraints = [
-            models.UniqueConstraint(fields=["owner", "public_id"], name="note_public_id_unique_per_owner"),
+            models.UniqueConstraint(fields=["space", "public_id"], name="note_public_id_unique_per_space"),
             models.CheckConstraint(condition=GreaterThan(Length(Trim("title")), 0), name="note_title_not_blank"),
             models.CheckConstraint(condition=GreaterThan(Length(Trim("content")), 0), name="note_content_not_blank"),
             models.CheckConstraint(
@@ -370,7 +367,8 @@ class NoteChunk(models.Model):
     full-text vector PostgreSQL derives."""
 
     note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="chunks")
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # The note's space, repeated so that search filters passages before reading any note.
+    space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+", db_index=False)
     position = models.PositiveIntegerField()
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
@@ -386,8 +384,8 @@ class NoteChunk(models.Model):
     class Meta:
         db_table = "memories_note_chunk"
         indexes = [
-            models.Index(fields=["owner", "model"], name="note_chunk_owner_model"),
-            GinIndex(fields=["owner", "search_vector"], name="note_chunk_owner_search"),
+            models.Index(fields=["space", "model"], name="note_chunk_space_model"),
+            GinIndex(fields=["space", "search_vector"], name="note_chunk_space_search"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["note", "model", "position"], name="note_chunk_unique_position"),
@@ -422,12 +420,13 @@ class Chunk(models.Model):
     Vectors carry no fixed dimension in the column so that a second model's vectors can sit
     beside the first while everything is re-embedded; `dimension` records it per row. They are
     stored in half precision: half the bytes with the same nearest neighbours (docs/benchmarks.md,
-    "Half-precision vectors"). Search ranks the owner's chunks by `signature` first, read from an
+    "Half-precision vectors"). Search ranks a space's chunks by `signature` first, read from an
     index, and compares the query with the vectors of the best few only (memories.search.signals).
     """
 
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="chunks")
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")  # filter first
+    # The memory's space, repeated so that search filters chunks before reading any memory.
+    space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+", db_index=False)
     position = models.PositiveSmallIntegerField()
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
@@ -439,10 +438,10 @@ class Chunk(models.Model):
     )
 
     class Meta:
-        # The vector signal's first pass reads the owner's signatures from this index alone.
+        # The vector signal's first pass reads a space's signatures from this index alone.
         indexes = [
             models.Index(
-                fields=["owner", "model"], include=["id", "memory_id", "signature"], name="chunk_owner_model_signature"
+                fields=["space", "model"], include=["id", "memory_id", "signature"], name="chunk_space_model_signature"
             )
         ]
         constraints = [
@@ -455,19 +454,19 @@ class Chunk(models.Model):
 
 
 class VectorIndex(models.Model):
-    """An HNSW index over one owner's chunks of one model, named `name` (memories.indexing.vector_indexes):
+    """An HNSW index over one space's chunks of one model, named `name` (memories.indexing.vector_indexes):
     the vector signal reads it, instead of shortlisting every chunk by signature, once `ready`."""
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+")
     model = models.CharField(max_length=200)
     dimensions = models.PositiveSmallIntegerField()
     name = models.CharField(max_length=63, unique=True)
-    # Built and valid; until then search scans as for any owner.
+    # Built and valid; until then search scans as for any space.
     ready = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["owner", "model"], name="vector_index_one_per_owner_model")]
+        constraints = [models.UniqueConstraint(fields=["space", "model"], name="vector_index_one_per_space_model")]
 
     def __str__(self) -> str:
         return f"{self.name} ({'ready' if self.ready else 'building'})"
@@ -493,23 +492,23 @@ class ServingModel(models.Model):
         return self.name
 
 
-class OwnerTermStatistic(models.Model):
-    """How many of an owner's memories contain a lexeme: BM25's document frequency.
+class SpaceTermStatistic(models.Model):
+    """How many of a space's memories contain a lexeme: BM25's document frequency.
 
-    Written only by the database: statement-level triggers on memories_memory (migration 0002)
-    update it in the same transaction as every insert, delete or content change.
+    Written only by the database: statement-level triggers on memories_memory (migration 0022)
+    update it in the same transaction as every insert, delete, content change or move.
     """
 
-    pk = models.CompositePrimaryKey("owner_id", "lexeme")
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    pk = models.CompositePrimaryKey("space_id", "lexeme")
+    space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+", db_index=False)
     lexeme = models.TextField()
     df = models.IntegerField()
 
     class Meta:
-        db_table = "memories_owner_terms"
+        db_table = "memories_space_terms"
 
     def __str__(self) -> str:
-        return f"{self.lexeme}: {self.df} (owner {self.owner_id})"
+        return f"{self.lexeme}: {self.df} (space {self.space_id})"
 
 
 class TermPosting(models.Model):
@@ -518,12 +517,12 @@ class TermPosting(models.Model):
     the query's postings, read from the primary key alone (it includes the other columns), instead
     of visiting every matching memory.
 
-    Written only by the database: statement-level triggers on memories_memory (migration 0015)
-    keep it in step with every insert, delete, text change and supersession.
+    Written only by the database: statement-level triggers on memories_memory (migration 0022)
+    keep it in step with every insert, delete, text change, move and supersession.
     """
 
-    pk = models.CompositePrimaryKey("owner_id", "lexeme", "memory_id")
-    owner_id = models.BigIntegerField()
+    pk = models.CompositePrimaryKey("space_id", "lexeme", "memory_id")
+    space_id = models.BigIntegerField()
     lexeme = models.TextField()
     memory_id = models.BigIntegerField()
     tf = models.IntegerField()
@@ -537,18 +536,18 @@ class TermPosting(models.Model):
         return f"{self.lexeme} in memory {self.memory_id} ({self.tf}x)"
 
 
-class OwnerCorpusStatistic(models.Model):
-    """An owner's memory count and total BM25 length (for the average), kept by the same triggers."""
+class SpaceCorpusStatistic(models.Model):
+    """A space's memory count and total BM25 length (for the average), kept by the same triggers."""
 
-    owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    space = models.OneToOneField("accounts.Space", on_delete=models.CASCADE, primary_key=True, related_name="+")
     documents = models.IntegerField()
     total_length = models.BigIntegerField()
 
     class Meta:
-        db_table = "memories_owner_corpus"
+        db_table = "memories_space_corpus"
 
     def __str__(self) -> str:
-        return f"owner {self.owner_id}: {self.documents} memories"
+        return f"space {self.space_id}: {self.documents} memories"
 
 
 class Quota(models.Model):

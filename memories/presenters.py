@@ -7,6 +7,8 @@ reads."""
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from accounts.models import Role, SpaceKind
+from gnosem.types import Owner
 from memories.graph.explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
 from memories.graph.explore import MAX_EDGES, MAX_ENTRY_MEMORIES, MAX_ENTRY_NOTES, MAX_MEMORIES, GraphView
 from memories.graph.linking import SOURCE_WEIGHTS
@@ -15,7 +17,7 @@ from memories.notes.services import NotePage
 from memories.reading.budget import fit_to_budget, reading_tokens
 from memories.search.notes import NoteHit
 from memories.search.pipeline import SearchHit
-from memories.selectors import MemoryPage
+from memories.selectors import MemoryPage, SpaceSummary
 
 Item = TypeVar("Item")
 
@@ -24,6 +26,14 @@ def _object(properties: dict[str, Any], required: Iterable[str]) -> dict[str, An
     return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
 
 
+_SPACE_PROPERTY: dict[str, Any] = {
+    "type": "string",
+    "description": "The space it lives in (its name; spaces_list gives the ids): personal or a team's.",
+}
+_AUTHOR_PROPERTY: dict[str, Any] = {
+    "type": ["string", "null"],
+    "description": "The user who wrote it (their username; null once that account is gone).",
+}
 MEMORY_PROPERTIES: dict[str, Any] = {
     "id": {"type": "string", "format": "uuid"},
     "content": {
@@ -34,6 +44,8 @@ MEMORY_PROPERTIES: dict[str, Any] = {
     "content_raw": {"type": "string", "description": "The text as written; present only when `optimized`."},
     "tags": {"type": "array", "items": {"type": "string"}},
     "written_by": {"type": "string", "description": "The client that wrote the memory."},
+    "space": _SPACE_PROPERTY,
+    "author": _AUTHOR_PROPERTY,
     "created_at": {"type": "string", "format": "date-time"},
     "updated_at": {"type": "string", "format": "date-time"},
     "indexing_status": {
@@ -148,6 +160,8 @@ def memory_to_dict(memory: Memory, *, raw: bool = False) -> dict[str, Any]:
     data.update(
         tags=list(memory.tags),
         written_by=memory.written_by,
+        space=memory.space.name,
+        author=_username(memory.author),
         created_at=memory.created_at.isoformat(),
         updated_at=memory.updated_at.isoformat(),
         indexing_status=memory.indexing_status,
@@ -158,6 +172,10 @@ def memory_to_dict(memory: Memory, *, raw: bool = False) -> dict[str, Any]:
         duplicate_of=str(original) if original else None,
     )
     return data
+
+
+def _username(user: Owner | None) -> str | None:
+    return user.get_username() if user is not None else None
 
 
 def written_memory_to_dict(memory: Memory) -> dict[str, Any]:
@@ -411,6 +429,8 @@ NOTE_PROPERTIES: dict[str, Any] = {
     "title": {"type": "string"},
     "tags": {"type": "array", "items": {"type": "string"}},
     "format": {"type": "string", "enum": list(NoteFormat.values), "description": "pdf: text taken from a PDF."},
+    "space": _SPACE_PROPERTY,
+    "author": _AUTHOR_PROPERTY,
     "created_at": {"type": "string", "format": "date-time"},
     "updated_at": {"type": "string", "format": "date-time"},
     "indexing_status": {
@@ -472,6 +492,8 @@ def note_to_dict(note: Note) -> dict[str, Any]:
         "title": note.title,
         "tags": list(note.tags),
         "format": note.format,
+        "space": note.space.name,
+        "author": _username(note.author),
         "created_at": note.created_at.isoformat(),
         "updated_at": note.updated_at.isoformat(),
         "indexing_status": note.indexing_status,
@@ -530,3 +552,42 @@ def semantic_results_to_dict(hits: list[NoteHit | SearchHit]) -> dict[str, Any]:
                 }
             )
     return {"results": results}
+
+
+SPACE_SCHEMA = _object(
+    {
+        "id": {"type": "string", "format": "uuid", "description": "The space's id: pass it (or the name) as `space`."},
+        "name": {"type": "string"},
+        "kind": {"type": "string", "enum": list(SpaceKind.values), "description": "Your personal space, or a team's."},
+        "role": {
+            "type": "string",
+            "enum": list(Role.values),
+            "description": "Yours there: owner, admin and editor write; a viewer only reads.",
+        },
+        "writable": {"type": "boolean", "description": "Whether this connection may write there."},
+        "default": {"type": "boolean", "description": "Writes that name no space go here."},
+        "memories": {"type": "integer", "description": "Its current memories."},
+        "notes": {"type": "integer"},
+    },
+    ["id", "name", "kind", "role", "writable", "default", "memories", "notes"],
+)
+SPACES_SCHEMA = _object({"spaces": {"type": "array", "items": SPACE_SCHEMA}}, ["spaces"])
+
+
+def spaces_to_dict(summaries: list[SpaceSummary], *, may_write: bool = True) -> dict[str, Any]:
+    """The spaces a caller reaches, as spaces_list shows them."""
+    return {
+        "spaces": [
+            {
+                "id": str(summary.space.public_id),
+                "name": summary.space.name,
+                "kind": summary.space.kind,
+                "role": summary.space.role,
+                "writable": may_write and summary.space.can_write,
+                "default": summary.default,
+                "memories": summary.memories,
+                "notes": summary.notes,
+            }
+            for summary in summaries
+        ]
+    }

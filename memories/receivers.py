@@ -31,5 +31,5 @@ def set_up_vector_index_searches(sender: object, connection: BaseDatabaseWrapper
         with connection.cursor() as cursor:
             vector_index_session_settings(cursor)
     except DatabaseError:
-        # A pgvector older than 0.8 knows no iterative scans: large owners' searches then find fewer.
+        # A pgvector older than 0.8 knows no iterative scans: large spaces' searches then find fewer.
         logger.warning("this PostgreSQL's pgvector does not take Gnosem's HNSW settings", exc_info=True)

@@ -1,4 +1,4 @@
-"""Reads of memories, always scoped to one owner."""
+"""Reads of memories, always scoped to the spaces a caller reaches (accounts.reach)."""
 
 import base64
 import binascii
@@ -15,9 +15,9 @@ from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
+from accounts.reach import Actor, ReachedSpace, reach_of
 from gnosem.errors import NotFound, ValidationError
-from gnosem.types import Owner
-from memories.models import IndexingStatus, Memory, MemoryRevision
+from memories.models import IndexingStatus, Memory, MemoryRevision, Note
 
 
 @dataclass(frozen=True)
@@ -44,25 +44,76 @@ class MemoryFilters:
         return q
 
 
-def memories_of(owner: Owner) -> QuerySet[Memory]:
-    """The one entry point for memory queries: everything else narrows this. The full-text vector
+def memories_of(owner: Actor) -> QuerySet[Memory]:
+    """The one entry point for memory queries: the memories of every space the caller reaches;
+    everything else narrows this. The full-text vector
     is left in the database: only search reads it, there. The ids of the memories linked to (a
     superseded memory's successor, a near-duplicate's original) come in one more query each, when
     there are any."""
     linked = Memory.objects.only("id", "public_id")
     return (
-        Memory.objects.filter(owner=owner)
+        Memory.objects.filter(space_id__in=reach_of(owner).space_ids)
+        .select_related("space", "author")
         .defer("search_vector")
         .prefetch_related(Prefetch("superseded_by", queryset=linked), Prefetch("duplicate_of", queryset=linked))
     )
 
 
-def memory_get(*, owner: Owner, public_id: uuid.UUID) -> Memory:
-    """The owner's memory; another owner's id is NotFound, exactly like an unknown one."""
-    try:
-        return memories_of(owner).get(public_id=public_id)
-    except Memory.DoesNotExist:
-        raise NotFound(f"No memory with id {public_id}.") from None
+def memory_get(*, owner: Actor, public_id: uuid.UUID) -> Memory:
+    """The memory with this id in a space the caller reaches; one in any other space is NotFound,
+    exactly like an unknown one. Where two reached spaces hold the id (a memory imported into
+    both), the one in the default write space comes first, then the older."""
+    reach = reach_of(owner)
+    memory = (
+        memories_of(reach)
+        .filter(public_id=public_id)
+        .order_by(Case(When(space_id=reach.default_space_id, then=0), default=1), "id")
+        .first()
+    )
+    if memory is None:
+        raise NotFound(f"No memory with id {public_id}.")
+    return memory
+
+
+def memory_get_to_change(*, owner: Actor, public_id: uuid.UUID) -> Memory:
+    """The reached memory (as `memory_get`), in a space the caller may write: PermissionDenied
+    where the credential or the caller's role there allows reading only."""
+    reach = reach_of(owner)
+    memory = memory_get(owner=reach, public_id=public_id)
+    reach.check_write(memory.space_id)
+    return memory
+
+
+@dataclass(frozen=True)
+class SpaceSummary:
+    """A reached space as spaces_list shows it: the caller's role, what it holds (current memories,
+    notes), and whether writes naming no space go there."""
+
+    space: ReachedSpace
+    memories: int
+    notes: int
+    default: bool
+
+
+def space_summaries(owner: Actor) -> list[SpaceSummary]:
+    """Every space the caller reaches, in the reach's order, with its counts (two queries)."""
+    reach = reach_of(owner)
+    memories = dict(
+        Memory.objects.filter(space_id__in=reach.space_ids, superseded_by__isnull=True)
+        .values("space_id")
+        .annotate(count=Count("id"))
+        .values_list("space_id", "count")
+    )
+    notes = dict(
+        Note.objects.filter(space_id__in=reach.space_ids)
+        .values("space_id")
+        .annotate(count=Count("id"))
+        .values_list("space_id", "count")
+    )
+    return [
+        SpaceSummary(space, memories.get(space.id, 0), notes.get(space.id, 0), space.id == reach.default_space_id)
+        for space in reach.spaces
+    ]
 
 
 @dataclass(frozen=True)
@@ -72,7 +123,7 @@ class MemoryPage:
 
 
 # Cursors are sealed (AES-GCM, under a key derived from SECRET_KEY): the row id a position holds
-# counts every owner's rows, and a sealed position can only be one the server wrote.
+# counts every space's rows, and a sealed position can only be one the server wrote.
 _CURSOR_NONCE_BYTES = 12
 _MAX_CURSOR_CHARS = 200  # a real cursor is about 100
 
@@ -103,8 +154,8 @@ def decode_cursor(cursor: object, *, what: str = "memory_list") -> tuple[datetim
     return datetime.fromisoformat(text), pk
 
 
-def memory_list(*, owner: Owner, filters: MemoryFilters, limit: int, cursor: str | None = None) -> MemoryPage:
-    """The owner's memories, newest first, `limit` at a time."""
+def memory_list(*, owner: Actor, filters: MemoryFilters, limit: int, cursor: str | None = None) -> MemoryPage:
+    """The memories of the spaces the caller reaches, newest first, `limit` at a time."""
     queryset = memories_of(owner).filter(filters.as_q()).order_by("-created_at", "-id")
     if cursor:
         created_at, pk = decode_cursor(cursor)
@@ -118,7 +169,7 @@ def memory_list(*, owner: Owner, filters: MemoryFilters, limit: int, cursor: str
 
 @dataclass(frozen=True)
 class MemoryUsage:
-    """One owner's totals. Token figures are the ceil(len/4) estimates: `tokens_raw` is what
+    """The totals of the spaces a caller reaches. Token figures are the ceil(len/4) estimates: `tokens_raw` is what
     reading every memory as written would cost, `tokens_read` what reading them as returned
     (compressed where kept) costs, `tokens_saved` the difference."""
 
@@ -134,8 +185,8 @@ class MemoryUsage:
         return self.tokens_raw - self.tokens_read
 
 
-def memory_usage(owner: Owner) -> MemoryUsage:
-    """The owner's memory counts and token accounting, in one query."""
+def memory_usage(owner: Actor) -> MemoryUsage:
+    """The memory counts and token accounting, in one query."""
     compressed = Q(content_optimized__isnull=False)
     # Aggregate names may not shadow the fields they sum, hence the `total_` names.
     totals = memories_of(owner).aggregate(
@@ -163,13 +214,13 @@ class DailyWrites:
     count: int
 
 
-def memory_writes_per_day(owner: Owner, *, days: int) -> list[DailyWrites]:
+def memory_writes_per_day(owner: Actor, *, days: int) -> list[DailyWrites]:
     """How many memories each client wrote on each of the last `days` days (UTC, today
     included), by creation time; days without writes are absent."""
     today = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
     rows = (
         memories_of(owner)
-        .filter(created_at__gte=today - timedelta(days=days - 1))  # a range the owner/date index serves
+        .filter(created_at__gte=today - timedelta(days=days - 1))  # a range the space/date index serves
         .annotate(day=TruncDate("created_at"))
         .values("day", "written_by")
         .annotate(count=Count("id"))
@@ -178,15 +229,15 @@ def memory_writes_per_day(owner: Owner, *, days: int) -> list[DailyWrites]:
     return [DailyWrites(day=row["day"], written_by=row["written_by"], count=row["count"]) for row in rows]
 
 
-def memory_clients(owner: Owner) -> list[str]:
-    """The client names that wrote the owner's memories, for filter menus."""
+def memory_clients(owner: Actor) -> list[str]:
+    """The client names that wrote the reached memories, for filter menus."""
     return list(
         memories_of(owner).exclude(written_by="").order_by("written_by").values_list("written_by", flat=True).distinct()
     )
 
 
-def memory_history(*, owner: Owner, public_id: uuid.UUID) -> tuple[Memory, list[MemoryRevision]]:
-    """The owner's memory and its earlier versions, newest first."""
+def memory_history(*, owner: Actor, public_id: uuid.UUID) -> tuple[Memory, list[MemoryRevision]]:
+    """The memory and its earlier versions, newest first."""
     memory = memory_get(owner=owner, public_id=public_id)
     return memory, memory_revisions(memory)
 
@@ -198,15 +249,21 @@ def memory_revisions(memory: Memory) -> list[MemoryRevision]:
 
 def memories_superseded_by(memory: Memory) -> list[Memory]:
     """The memories this one corrected, newest first."""
-    return list(memories_of(memory.owner).filter(superseded_by=memory).order_by("-created_at", "-id"))
+    return list(
+        Memory.objects.filter(space_id=memory.space_id, superseded_by=memory)
+        .defer("search_vector")
+        .order_by("-created_at", "-id")
+    )
 
 
-def _unmerged_near_duplicates(owner: Owner) -> QuerySet[Memory]:
-    return Memory.objects.filter(owner=owner, duplicate_of__isnull=False, superseded_by__isnull=True)
+def _unmerged_near_duplicates(owner: Actor) -> QuerySet[Memory]:
+    return Memory.objects.filter(
+        space_id__in=reach_of(owner).space_ids, duplicate_of__isnull=False, superseded_by__isnull=True
+    )
 
 
-def near_duplicates_to_review(owner: Owner, *, limit: int) -> list[Memory]:
-    """The owner's near-duplicates not merged yet, newest first, each with its original loaded."""
+def near_duplicates_to_review(owner: Actor, *, limit: int) -> list[Memory]:
+    """The reached near-duplicates not merged yet, newest first, each with its original loaded."""
     return list(
         _unmerged_near_duplicates(owner)
         .select_related("duplicate_of")
@@ -215,6 +272,6 @@ def near_duplicates_to_review(owner: Owner, *, limit: int) -> list[Memory]:
     )
 
 
-def near_duplicates_count(owner: Owner) -> int:
-    """How many of the owner's near-duplicates wait for review (not merged yet)."""
+def near_duplicates_count(owner: Actor) -> int:
+    """How many of the reached near-duplicates wait for review (not merged yet)."""
     return _unmerged_near_duplicates(owner).count()

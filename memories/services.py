@@ -11,9 +11,8 @@ from django.db.models import Value
 from django.utils import timezone
 from psycopg import sql
 
-from accounts.spaces import personal_space_of
+from accounts.reach import Actor, reach_of, user_of
 from gnosem.errors import ValidationError
-from gnosem.types import Owner
 from memories.compression.services import awaiting_compression, reset_compression
 from memories.graph.linking import entities_link
 from memories.hygiene.links import links_lock, loop_closers
@@ -38,9 +37,9 @@ from memories.models import (
     ContentDigest,
     Memory,
     MemoryRevision,
-    OwnerTermStatistic,
+    SpaceTermStatistic,
 )
-from memories.selectors import memories_of, memory_get
+from memories.selectors import memory_get_to_change
 from memories.validation import (
     MAX_SUPERSEDES,
     clean_content,
@@ -56,38 +55,42 @@ logger = logging.getLogger(__name__)
 @transaction.atomic
 def memory_write(
     *,
-    owner: Owner,
+    owner: Actor,
     content: object,
     tags: object = None,
     written_by: object = None,
     created_at: datetime | None = None,
     supersedes: object = None,
+    space: object = None,
 ) -> Memory:
-    """Validate and store a memory; it is embedded in the background once the transaction commits.
+    """Validate and store a memory in `space` (a reached space's name or id; default: the caller's
+    default write space); it is embedded in the background once the transaction commits.
 
-    The same text (case and spacing aside) written again returns the current memory that holds it,
-    marked `written_again`, instead of a second copy: its tags gain the new ones (as far as the tag
-    limit allows) and its `also_written_by` the new client. `supersedes` (ids of the owner's
-    memories) marks those as corrected by this one; an unknown id or a cycle writes nothing."""
+    The same text (case and spacing aside) written again to that space returns the current memory
+    that holds it, marked `written_again`, instead of a second copy: its tags gain the new ones (as
+    far as the tag limit allows) and its `also_written_by` the new client. `supersedes` (ids of
+    memories in that space) marks those as corrected by this one; an unknown id or a cycle writes
+    nothing."""
+    reach = reach_of(owner)
+    space_id = reach.write_space(space).id
     content = clean_content(content)
     tags = clean_tags(tags)
     written_by = clean_written_by(written_by)
     # The text's turn comes first, before any row lock: a write of the same text holds it while it
     # waits for the row that holds the text, which this write may be about to supersede.
-    _take_text_turn(owner, content)
-    superseded = _memories_to_supersede(owner, supersedes)
-    existing = _current_with_same_text(owner, content)
+    _take_text_turn(space_id, content)
+    superseded = _memories_to_supersede(space_id, supersedes)
+    existing = _current_with_same_text(space_id, content)
     if existing is not None:
         _record_written_again(existing, tags, written_by)
         _supersede(existing, superseded)
         existing.written_again = True
         return existing
-    quota_check(owner=owner, items=1, characters=len(content), tokens=token_estimate(content))
+    quota_check(owner=reach.user, items=1, characters=len(content), tokens=token_estimate(content))
     now = timezone.now()
     memory = Memory(
-        owner=owner,
-        space=personal_space_of(owner),
-        author=owner,
+        space_id=space_id,
+        author=reach.user,
         content=content,
         tags=tags,
         written_by=written_by,
@@ -105,26 +108,26 @@ def memory_write(
     return memory
 
 
-# Writes of the same text by one owner take turns (a transaction-scoped advisory lock on the
-# owner and the text's digest), so two at once cannot both store it.
+# Writes of the same text to one space take turns (a transaction-scoped advisory lock on the
+# space and the text's digest), so two at once cannot both store it.
 _LOCK_TEXT_SQL = (
     "SELECT pg_advisory_xact_lock(hashtextextended('gnosem-text:' || %s || ':' || gnosem_content_digest(%s), 0))"
 )
 
 
-def _take_text_turn(owner: Owner, content: str) -> None:
-    """Wait for the owner's other writes of this text (case and spacing aside) to commit; the
+def _take_text_turn(space_id: int, content: str) -> None:
+    """Wait for the other writes of this text (case and spacing aside) to the space to commit; the
     turn is held until the transaction ends."""
     with connection.cursor() as cursor:
-        cursor.execute(_LOCK_TEXT_SQL, [str(owner.pk), content])
+        cursor.execute(_LOCK_TEXT_SQL, [str(space_id), content])
 
 
-def _current_with_same_text(owner: Owner, content: str) -> Memory | None:
-    """The owner's oldest current (not superseded) memory with this text, case and spacing aside,
+def _current_with_same_text(space_id: int, content: str) -> Memory | None:
+    """The space's oldest current (not superseded) memory with this text, case and spacing aside,
     locked; called with the text's turn taken."""
     return (
         Memory.objects.select_for_update()
-        .filter(owner=owner, superseded_by__isnull=True, content_digest=ContentDigest(Value(content)))
+        .filter(space_id=space_id, superseded_by__isnull=True, content_digest=ContentDigest(Value(content)))
         .order_by("created_at", "id")
         .first()
     )
@@ -147,27 +150,29 @@ def _record_written_again(memory: Memory, tags: list[str], written_by: str) -> N
     memory.save(update_fields=["tags", "also_written_by"])
 
 
-def _memories_to_supersede(owner: Owner, supersedes: object) -> list[Memory]:
-    """The owner's memories `supersedes` names, locked (after the owner's links lock); an id the
-    owner has no memory with is refused."""
+def _memories_to_supersede(space_id: int, supersedes: object) -> list[Memory]:
+    """The space's memories `supersedes` names, locked (after the space's links lock); an id the
+    space has no memory with is refused: a correction stays within its space."""
     public_ids = clean_memory_ids("supersedes", supersedes, maximum=MAX_SUPERSEDES)
     if not public_ids:
         return []
-    links_lock(owner.pk)
+    links_lock(space_id)
     found = {
-        memory.public_id: memory for memory in memories_of(owner).select_for_update().filter(public_id__in=public_ids)
+        memory.public_id: memory
+        for memory in Memory.objects.select_for_update().filter(space_id=space_id, public_id__in=public_ids)
     }
     missing = [str(public_id) for public_id in public_ids if public_id not in found]
     if missing:
         raise ValidationError(
             "supersedes",
-            f"no memory with id {missing[0]}; nothing was written. memory_search or memory_list show the ids.",
+            f"no memory with id {missing[0]} in the space written to; nothing was written. "
+            "memory_search or memory_list show the ids, and a memory corrects only memories of its own space.",
         )
     return [found[public_id] for public_id in public_ids]
 
 
 def _supersede(successor: Memory, memories: list[Memory]) -> None:
-    """Mark `memories` (from `_memories_to_supersede`, which took the owner's links lock) as
+    """Mark `memories` (from `_memories_to_supersede`, which took the space's links lock) as
     corrected by `successor`. Refused, before anything changes, when one of them is the successor
     itself or comes after it in its chain of corrections (a cycle)."""
     if not memories:
@@ -186,9 +191,9 @@ def _supersede(successor: Memory, memories: list[Memory]) -> None:
 
 
 @transaction.atomic
-def memory_reinstate(*, owner: Owner, public_id: uuid.UUID) -> Memory:
+def memory_reinstate(*, owner: Actor, public_id: uuid.UUID) -> Memory:
     """Make a superseded memory current again (it returns to search, counts and session_start)."""
-    memory = memory_get(owner=owner, public_id=public_id)
+    memory = memory_get_to_change(owner=owner, public_id=public_id)
     Memory.objects.filter(pk=memory.pk).update(superseded_by=None)
     memory.superseded_by = None
     return memory
@@ -201,7 +206,7 @@ UPDATABLE_FIELDS = ("content", "tags", "written_by", "pinned", "supersedes")
 @transaction.atomic
 def memory_update(
     *,
-    owner: Owner,
+    owner: Actor,
     public_id: uuid.UUID,
     content: object = None,
     tags: object = None,
@@ -221,8 +226,8 @@ def memory_update(
             "content", "nothing to change: give at least one of content, tags, written_by, pinned or supersedes."
         )
     pinned = clean_flag("pinned", pinned)
-    memory = memory_get(owner=owner, public_id=public_id)
-    superseded = _memories_to_supersede(owner, supersedes)
+    memory = memory_get_to_change(owner=owner, public_id=public_id)
+    superseded = _memories_to_supersede(memory.space_id, supersedes)
     written_by = None if written_by is None else clean_written_by(written_by)
     moves = written_by is not None and written_by != memory.written_by
     readers: list[int] = []
@@ -236,7 +241,7 @@ def memory_update(
     _supersede(memory, superseded)
     before = (memory.content, list(memory.tags), memory.written_by)
     texts_before = (memory.content, memory.content_optimized)
-    previous_before = sequence_neighbours(owner.pk, [memory.pk])[memory.pk][0] if moves else None
+    previous_before = sequence_neighbours(memory.space_id, [memory.pk])[memory.pk][0] if moves else None
     rereading = moves
     now = timezone.now()
     if content is not None:
@@ -257,13 +262,13 @@ def memory_update(
     if (memory.content, memory.tags, memory.written_by) != before:
         # The version replaced is kept, and its text counts toward the quota like the memory's own.
         growth = text_growth(added=[before[0], memory.content, memory.content_optimized], removed=texts_before)
-        quota_check(owner=owner, **growth)
+        quota_check(owner=memory.author or user_of(owner), **growth)  # its texts count toward its author's quota
         _keep_revision(memory, *before, replaced_at=now)
     memory.updated_at = now
     memory.save()
     if (memory.content, memory.tags) != before[:2]:
         entities_link([memory.pk])
-    if moves and sequence_neighbours(owner.pk, [memory.pk])[memory.pk][0] != previous_before:
+    if moves and sequence_neighbours(memory.space_id, [memory.pk])[memory.pk][0] != previous_before:
         readers.append(memory.pk)  # under its new client it is read after another memory (or none)
     if rereading:
         _reread_in_context(readers, forget=True)
@@ -286,11 +291,11 @@ def _keep_revision(memory: Memory, content: str, tags: list[str], written_by: st
 
 
 @transaction.atomic
-def memory_delete(*, owner: Owner, public_id: uuid.UUID) -> None:
+def memory_delete(*, owner: Actor, public_id: uuid.UUID) -> None:
     """Delete a memory with its vectors and earlier versions. What was read in its context goes
     with it: the memory written after it loses its in-context reading at once and is embedded again
     without it. The memories it superseded pass to its own successor (current again without one)."""
-    memory = memory_get(owner=owner, public_id=public_id)
+    memory = memory_get_to_change(owner=owner, public_id=public_id)
     readers = context_readers([memory.pk])
     _lock_in_order([memory.pk, *readers])
     # What it corrected is corrected by its own successor now, or current again: current again too
@@ -332,14 +337,14 @@ def _reread_in_context(memory_ids: list[int], *, forget: bool) -> None:
     enqueue_indexing(requeued)
 
 
-def memories_reread_after_import(*, owner: Owner, memories: list[Memory]) -> int:
-    """After importing these (saved) memories of `owner`: queue the owner's embedded memories that
+def memories_reread_after_import(*, space_id: int, memories: list[Memory]) -> int:
+    """After importing these (saved) memories into a space: queue the space's embedded memories that
     now read one of them in context (an imported memory is dated just before theirs) to be embedded
     again. Returns how many."""
     if not memories:
         return 0
     readers = context_readers_of_inserted(
-        owner.pk,
+        space_id,
         [memory.pk for memory in memories],
         min(memory.created_at for memory in memories),
         max(memory.created_at for memory in memories),
@@ -348,33 +353,33 @@ def memories_reread_after_import(*, owner: Owner, memories: list[Memory]) -> int
     return len(readers)
 
 
-# Owners are served in turn: each waiting owner's oldest pending memory comes before anyone's
-# second, so one owner's large import does not hold back another owner's new memory. The owners
-# with pending memories are found by a loose index scan (one probe per owner) of the partial index
-# memory_pending_by_owner, ordered by all its columns so that no other index fits; at most `limit`
+# Spaces are served in turn: each waiting space's oldest pending memory comes before any space's
+# second, so one large import does not hold back another space's new memory. The spaces with
+# pending memories are found by a loose index scan (one probe per space) of the partial index
+# memory_pending_by_space, ordered by all its columns so that no other index fits; at most `limit`
 # of them (the longest waiting) and `limit` memories of each are ranked. The locking SELECT sits in
 # a MATERIALIZED CTE: as an `IN (subquery)` the planner may rescan it, and with SKIP LOCKED each
 # rescan can pick other rows, claiming more than `limit`.
 _CLAIM_SQL = """
-    WITH RECURSIVE waiting_owners AS (
+    WITH RECURSIVE waiting_spaces AS (
         (
-            SELECT owner_id FROM memories_memory WHERE indexing_status = 'pending'
-            ORDER BY owner_id, indexing_queued_at, id LIMIT 1
+            SELECT space_id FROM memories_memory WHERE indexing_status = 'pending'
+            ORDER BY space_id, indexing_queued_at, id LIMIT 1
         )
         UNION ALL
         SELECT (
-            SELECT m.owner_id FROM memories_memory m
-            WHERE m.indexing_status = 'pending' AND m.owner_id > w.owner_id
-            ORDER BY m.owner_id, m.indexing_queued_at, m.id LIMIT 1
+            SELECT m.space_id FROM memories_memory m
+            WHERE m.indexing_status = 'pending' AND m.space_id > w.space_id
+            ORDER BY m.space_id, m.indexing_queued_at, m.id LIMIT 1
         )
-        FROM waiting_owners w WHERE w.owner_id IS NOT NULL
+        FROM waiting_spaces w WHERE w.space_id IS NOT NULL
     ),
     first_in_line AS MATERIALIZED (
-        SELECT w.owner_id, oldest.indexing_queued_at
-        FROM waiting_owners w
+        SELECT w.space_id, oldest.indexing_queued_at
+        FROM waiting_spaces w
         CROSS JOIN LATERAL (
             SELECT m.indexing_queued_at FROM memories_memory m
-            WHERE m.owner_id = w.owner_id AND m.indexing_status = 'pending'
+            WHERE m.space_id = w.space_id AND m.indexing_status = 'pending'
               AND (m.indexing_lease_until IS NULL OR m.indexing_lease_until < now())
             ORDER BY m.indexing_queued_at, m.id LIMIT 1
         ) oldest
@@ -389,7 +394,7 @@ _CLAIM_SQL = """
             CROSS JOIN LATERAL (
                 SELECT m.id, row_number() OVER (ORDER BY m.indexing_queued_at, m.id) AS turn
                 FROM memories_memory m
-                WHERE m.owner_id = f.owner_id AND m.indexing_status = 'pending'
+                WHERE m.space_id = f.space_id AND m.indexing_status = 'pending'
                   AND (m.indexing_lease_until IS NULL OR m.indexing_lease_until < now())
                 ORDER BY m.indexing_queued_at, m.id LIMIT %(limit)s
             ) queue
@@ -410,7 +415,7 @@ _CLAIM_SQL = """
 
 
 def _claim_for_indexing(first_id: int | None, limit: int) -> list[Memory]:
-    """Claim up to `limit` pending memories (`first_id` first, then the waiting owners' in turn),
+    """Claim up to `limit` pending memories (`first_id` first, then the waiting spaces' in turn),
     skipping rows another worker holds.
 
     A conditional UPDATE, not a lock held while embedding: a worker that dies leaves a lease that
@@ -421,7 +426,7 @@ def _claim_for_indexing(first_id: int | None, limit: int) -> list[Memory]:
         lease = timedelta(seconds=settings.GNOSEM_INDEXING_LEASE_SECONDS)
         cursor.execute(_CLAIM_SQL, {"first": first_id or 0, "limit": limit, "lease": lease})  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
         ids = [row[0] for row in cursor.fetchall()]
-    return list(Memory.objects.filter(pk__in=ids).only("id", "owner_id", "content"))
+    return list(Memory.objects.filter(pk__in=ids).only("id", "space_id", "content"))
 
 
 def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> int:
@@ -429,7 +434,7 @@ def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> i
     (default: what one indexing task takes). Returns how many were indexed.
 
     Claims again while any of the given memories is still waiting: a claim also serves the other
-    owners in turn, and one made beside another worker's may get fewer memories than it asked for,
+    spaces in turn, and one made beside another worker's may get fewer memories than it asked for,
     so one claim need not take them all. Memories already indexed or held by another worker are
     skipped."""
     batch_size = batch_size or indexing_batch_size()
@@ -506,4 +511,4 @@ def term_statistics_prune() -> int:
     """Delete the BM25 statistics rows of terms no memory contains any more (df = 0; the
     triggers only ever decrement them). Returns how many went. A concurrent write that needs a
     row again waits for this DELETE, then inserts it afresh."""
-    return OwnerTermStatistic.objects.filter(df__lte=0).delete()[0]
+    return SpaceTermStatistic.objects.filter(df__lte=0).delete()[0]

@@ -126,6 +126,6 @@ def worker_heartbeat_task() -> None:
 
 @db_periodic_task(crontab(minute="*/10"))
 def vector_indexes_task() -> int:
-    """Every ten minutes: build the HNSW indexes of owners grown large, drop those no longer wanted."""
+    """Every ten minutes: build the HNSW indexes of spaces grown large, drop those no longer wanted."""
     report = vector_indexes.vector_indexes_maintain(progress=logger.info)
     return len(report.built)

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
+from accounts.models import MAX_SPACE_NAME_CHARS
 from memories.models import MAX_NOTE_TITLE_CHARS
 from memories.presenters import (
     COUNT_SCHEMA,
@@ -27,6 +28,7 @@ from memories.presenters import (
     SEMANTIC_HIT_SCHEMA,
     SEMANTIC_RESULTS_SCHEMA,
     SESSION_SCHEMA,
+    SPACES_SCHEMA,
     WRITTEN_MEMORY_SCHEMA,
 )
 from memories.validation import CONTENT_SCHEMA, SUPERSEDES_SCHEMA, TAGS_SCHEMA, WRITTEN_BY_SCHEMA
@@ -75,6 +77,10 @@ class JsonSchemaShapeExtension(OpenApiSerializerExtension):
             return auto_schema.resolve_serializer(shape, direction).ref
 
         return openapi_schema(self.target.json_schema, reference)
+
+
+class SpacesOut(JsonSchemaShape):
+    json_schema = SPACES_SCHEMA
 
 
 class MemoryOut(JsonSchemaShape):
@@ -149,7 +155,14 @@ _SUPERSEDES = {
     **SUPERSEDES_SCHEMA,
     "description": "Ids of memories this one corrects: they leave search, counts and the session context.",
 }
-CREATE_PROPERTIES: dict[str, Any] = {
+SPACE_PROPERTY: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_SPACE_NAME_CHARS,
+    "description": "The space to write to (its name or id, as `GET /api/v1/spaces` lists them); default: the "
+    "token's default write space.",
+}
+_MEMORY_FIELDS: dict[str, Any] = {
     "content": CONTENT_SCHEMA,
     "tags": {**TAGS_SCHEMA, "description": "Stored lower-case."},
     "written_by": {
@@ -158,8 +171,9 @@ CREATE_PROPERTIES: dict[str, Any] = {
     },
     "supersedes": _SUPERSEDES,
 }
+CREATE_PROPERTIES: dict[str, Any] = {**_MEMORY_FIELDS, "space": SPACE_PROPERTY}
 UPDATE_PROPERTIES: dict[str, Any] = {
-    **CREATE_PROPERTIES,
+    **_MEMORY_FIELDS,
     "tags": {**TAGS_SCHEMA, "description": "Stored lower-case; they replace all of the memory's tags."},
     "written_by": {**WRITTEN_BY_SCHEMA, "description": "The client's name."},
     "pinned": {"type": "boolean", "description": "Pinned memories open every session context."},
@@ -180,11 +194,12 @@ class MemoryUpdateIn(JsonSchemaShape):
     json_schema = {"type": "object", "properties": UPDATE_PROPERTIES, "minProperties": 1, "additionalProperties": False}
 
 
-NOTE_CREATE_PROPERTIES: dict[str, Any] = {
+NOTE_UPDATE_PROPERTIES: dict[str, Any] = {
     "title": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_TITLE_CHARS},
     "content": {"type": "string", "minLength": 1, "description": "Markdown or plain text (GNOSEM_NOTE_MAX_BYTES)."},
     "tags": {**TAGS_SCHEMA, "description": "Stored lower-case; on a change they replace all of the note's tags."},
 }
+NOTE_CREATE_PROPERTIES: dict[str, Any] = {**NOTE_UPDATE_PROPERTIES, "space": SPACE_PROPERTY}
 
 
 class NoteCreateIn(JsonSchemaShape):
@@ -199,7 +214,7 @@ class NoteCreateIn(JsonSchemaShape):
 class NoteUpdateIn(JsonSchemaShape):
     json_schema = {
         "type": "object",
-        "properties": NOTE_CREATE_PROPERTIES,
+        "properties": NOTE_UPDATE_PROPERTIES,
         "minProperties": 1,
         "additionalProperties": False,
     }

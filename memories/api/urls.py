@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from memories.api import views
 
 urlpatterns = [
+    path("spaces", views.SpaceListView.as_view(), name="api-spaces"),
     path("memories", views.MemoryListView.as_view(), name="api-memories"),
     path("memories/search", views.MemorySearchView.as_view(), name="api-search"),
     path("memories/count", views.MemoryCountView.as_view(), name="api-count"),

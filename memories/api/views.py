@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
+from accounts.reach import Reach, token_reach
 from gnosem.errors import ValidationError
 from memories import selectors, services
 from memories.api import serializers as shapes
@@ -41,6 +42,7 @@ from memories.presenters import (
     note_to_dict,
     search_results_to_dict,
     semantic_results_to_dict,
+    spaces_to_dict,
     written_memory_to_dict,
 )
 from memories.reading.counting import GROUPINGS, memory_count
@@ -102,6 +104,15 @@ BODY_ERRORS = {
 QUOTA_REFUSED = OpenApiResponse(
     shapes.ErrorOut,
     description="A read token (`forbidden`), or the write would exceed the account's quota (`quota_exceeded`).",
+)
+SPACE_NOT_FOUND = {
+    404: OpenApiResponse(shapes.ErrorOut, description="A `space` the token does not reach, or none of that name or id.")
+}
+SPACE_PARAMETER = OpenApiParameter(
+    "space",
+    str,
+    description="Only this space (its name or id, as `GET /api/v1/spaces` lists them); default: every space the "
+    "token reaches.",
 )
 FILTER_PARAMETERS = [
     OpenApiParameter("tags", str, description="Comma-separated; a memory must carry all of them."),
@@ -201,6 +212,11 @@ def _flag(request: Request, name: str) -> bool:
     return value in {"true", "1"}
 
 
+def _reach(request: TokenRequest) -> Reach:
+    """The token's reach, narrowed to the `space` the query names (if any)."""
+    return token_reach(request.auth).narrowed(request.query_params.get("space"))
+
+
 def _write_body(request: Request, fields: dict) -> dict:
     """The JSON object sent, holding only `fields`."""
     data = request.data
@@ -212,6 +228,17 @@ def _write_body(request: Request, fields: dict) -> dict:
     return data
 
 
+class SpaceListView(APIView):
+    @extend_schema(
+        operation_id="spaces_list",
+        summary="The spaces this token reaches, with the user's role, what each holds and the default write space",
+        responses={200: shapes.SpacesOut, **ANY_REQUEST_ERRORS},
+    )
+    def get(self, request: TokenRequest) -> Response:
+        reach = token_reach(request.auth)
+        return Response(spaces_to_dict(selectors.space_summaries(reach), may_write=reach.may_write))
+
+
 class MemoryListView(APIView):
     @extend_schema(
         operation_id="memories_list",
@@ -220,15 +247,16 @@ class MemoryListView(APIView):
             OpenApiParameter("limit", LIMIT_SCHEMA, description=f"1-{MAX_LIST_LIMIT} (default {DEFAULT_LIST_LIMIT})."),
             OpenApiParameter("cursor", str, description="`next_cursor` of the previous page."),
             *FILTER_PARAMETERS,
+            SPACE_PARAMETER,
             INCLUDE_SUPERSEDED_PARAMETER,
             MAX_TOKENS_PARAMETER,
             RAW_PARAMETER,
         ],
-        responses={200: shapes.MemoryPageOut, **ERRORS},
+        responses={200: shapes.MemoryPageOut, **ERRORS, **SPACE_NOT_FOUND},
     )
     def get(self, request: TokenRequest) -> Response:
         page = selectors.memory_list(
-            owner=request.user,
+            owner=_reach(request),
             filters=_filters(request),
             limit=clean_limit(_whole_number(request, "limit")),
             cursor=request.query_params.get("cursor") or None,
@@ -249,6 +277,7 @@ class MemoryListView(APIView):
             201: shapes.WrittenMemoryOut,
             200: OpenApiResponse(shapes.WrittenMemoryOut, description="The text was already stored."),
             **ERRORS,
+            **SPACE_NOT_FOUND,
             **BODY_ERRORS,
             403: QUOTA_REFUSED,
         },
@@ -256,11 +285,12 @@ class MemoryListView(APIView):
     def post(self, request: TokenRequest) -> Response:
         data = _write_body(request, shapes.CREATE_PROPERTIES)
         memory = services.memory_write(
-            owner=request.user,
+            owner=token_reach(request.auth),
             content=data.get("content"),
             tags=data.get("tags"),
             written_by=written_by_or_default(data.get("written_by"), token_name=request.auth.name),
             supersedes=data.get("supersedes"),
+            space=data.get("space"),
         )
         location = reverse("api-memory", args=[memory.public_id])
         return Response(
@@ -278,7 +308,7 @@ class MemoryDetailView(APIView):
         responses={200: shapes.MemoryOut, **ERRORS, 404: shapes.ErrorOut},
     )
     def get(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
-        memory = selectors.memory_get(owner=request.user, public_id=public_id)
+        memory = selectors.memory_get(owner=token_reach(request.auth), public_id=public_id)
         return Response(memory_to_dict(memory, raw=_flag(request, "raw")))
 
     @extend_schema(
@@ -293,7 +323,7 @@ class MemoryDetailView(APIView):
     )
     def patch(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
         data = _write_body(request, shapes.UPDATE_PROPERTIES)
-        memory = services.memory_update(owner=request.user, public_id=public_id, **data)
+        memory = services.memory_update(owner=token_reach(request.auth), public_id=public_id, **data)
         return Response(memory_to_dict(memory))
 
     @extend_schema(
@@ -302,7 +332,7 @@ class MemoryDetailView(APIView):
         responses={204: None, **ANY_REQUEST_ERRORS, 403: shapes.ErrorOut, 404: shapes.ErrorOut},
     )
     def delete(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
-        services.memory_delete(owner=request.user, public_id=public_id)
+        services.memory_delete(owner=token_reach(request.auth), public_id=public_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -316,18 +346,19 @@ class MemorySearchView(APIView):
                 "top_k", TOP_K_SCHEMA, description=f"How many results, 1-{MAX_TOP_K} (default {DEFAULT_TOP_K})."
             ),
             *FILTER_PARAMETERS,
+            SPACE_PARAMETER,
             *SEARCH_OPTION_PARAMETERS,
             INCLUDE_SUPERSEDED_PARAMETER,
             MAX_TOKENS_PARAMETER,
             RAW_PARAMETER,
         ],
-        responses={200: shapes.SearchOut, **ERRORS},
+        responses={200: shapes.SearchOut, **ERRORS, **SPACE_NOT_FOUND},
     )
     def get(self, request: TokenRequest) -> Response:
         raw, explain = _flag(request, "raw"), _flag(request, "explain")
         max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
         hits = search_hybrid(
-            owner=request.user,
+            owner=_reach(request),
             query=request.query_params.get("query"),
             top_k=_whole_number(request, "top_k"),
             filters=_filters(request),
@@ -354,7 +385,7 @@ def _memory_action(
             responses={200: shapes.MemoryOut, **errors, 403: shapes.ErrorOut, 404: shapes.ErrorOut},
         )
         def post(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
-            return Response(memory_to_dict(service(owner=request.user, public_id=public_id)))
+            return Response(memory_to_dict(service(owner=token_reach(request.auth), public_id=public_id)))
 
     MemoryActionView.__name__ = MemoryActionView.__qualname__ = f"{operation_id.title().replace('_', '')}View"
     return MemoryActionView
@@ -392,7 +423,9 @@ class MemoryHistoryView(APIView):
         responses={200: shapes.HistoryOut, **ANY_REQUEST_ERRORS, 404: shapes.ErrorOut},
     )
     def get(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
-        return Response(history_to_dict(*selectors.memory_history(owner=request.user, public_id=public_id)))
+        return Response(
+            history_to_dict(*selectors.memory_history(owner=token_reach(request.auth), public_id=public_id))
+        )
 
 
 class MemoryCountView(APIView):
@@ -410,14 +443,15 @@ class MemoryCountView(APIView):
             ),
             OpenApiParameter("group_by", str, enum=list(GROUPINGS), description="Also count per group."),
             *FILTER_PARAMETERS,
+            SPACE_PARAMETER,
             INCLUDE_SUPERSEDED_PARAMETER,
         ],
-        responses={200: shapes.CountOut, **ERRORS},
+        responses={200: shapes.CountOut, **ERRORS, **SPACE_NOT_FOUND},
     )
     def get(self, request: TokenRequest) -> Response:
         params = request.query_params
         counted = memory_count(
-            owner=request.user,
+            owner=_reach(request),
             filters=_filters(request),
             query=params.get("query") if "query" in params else None,
             group_by=params.get("group_by") or None,
@@ -436,12 +470,13 @@ class NoteListView(APIView):
             OpenApiParameter("limit", LIMIT_SCHEMA, description=f"1-{MAX_LIST_LIMIT} (default {DEFAULT_LIST_LIMIT})."),
             OpenApiParameter("cursor", str, description="`next_cursor` of the previous page."),
             NOTE_TAGS_PARAMETER,
+            SPACE_PARAMETER,
         ],
-        responses={200: shapes.NotePageOut, **ERRORS},
+        responses={200: shapes.NotePageOut, **ERRORS, **SPACE_NOT_FOUND},
     )
     def get(self, request: TokenRequest) -> Response:
         page = notes.note_list(
-            owner=request.user,
+            owner=_reach(request),
             tags=_listed(request, "tags"),
             limit=_whole_number(request, "limit"),
             cursor=request.query_params.get("cursor") or None,
@@ -453,12 +488,16 @@ class NoteListView(APIView):
         summary="Write a note",
         description="Stored at once (201); its passages are embedded in the background (`indexing_status`).",
         request=shapes.NoteCreateIn,
-        responses={201: shapes.NoteOut, **ERRORS, **BODY_ERRORS, 403: QUOTA_REFUSED},
+        responses={201: shapes.NoteOut, **ERRORS, **SPACE_NOT_FOUND, **BODY_ERRORS, 403: QUOTA_REFUSED},
     )
     def post(self, request: TokenRequest) -> Response:
         data = _write_body(request, shapes.NOTE_CREATE_PROPERTIES)
         note = notes.note_write(
-            owner=request.user, title=data.get("title"), content=data.get("content"), tags=data.get("tags")
+            owner=token_reach(request.auth),
+            title=data.get("title"),
+            content=data.get("content"),
+            tags=data.get("tags"),
+            space=data.get("space"),
         )
         location = reverse("api-note", args=[note.public_id])
         return Response(note_to_dict(note), status=status.HTTP_201_CREATED, headers={"Location": location})
@@ -475,7 +514,7 @@ class NoteDetailView(APIView):
         responses={200: shapes.NoteReadOut, **ERRORS, 404: shapes.ErrorOut},
     )
     def get(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
-        note = notes.note_get(owner=request.user, public_id=public_id)
+        note = notes.note_get(owner=token_reach(request.auth), public_id=public_id)
         start = notes.clean_note_start(_whole_number(request, "start"), note=note)
         max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
         return Response(note_read_to_dict(note, start=start, max_tokens=max_tokens))
@@ -487,8 +526,8 @@ class NoteDetailView(APIView):
         responses={200: shapes.NoteOut, **ERRORS, **BODY_ERRORS, 403: QUOTA_REFUSED, 404: shapes.ErrorOut},
     )
     def patch(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
-        data = _write_body(request, shapes.NOTE_CREATE_PROPERTIES)
-        return Response(note_to_dict(notes.note_update(owner=request.user, public_id=public_id, **data)))
+        data = _write_body(request, shapes.NOTE_UPDATE_PROPERTIES)
+        return Response(note_to_dict(notes.note_update(owner=token_reach(request.auth), public_id=public_id, **data)))
 
     @extend_schema(
         operation_id="notes_destroy",
@@ -496,7 +535,7 @@ class NoteDetailView(APIView):
         responses={204: None, **ANY_REQUEST_ERRORS, 403: shapes.ErrorOut, 404: shapes.ErrorOut},
     )
     def delete(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
-        notes.note_delete(owner=request.user, public_id=public_id)
+        notes.note_delete(owner=token_reach(request.auth), public_id=public_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -511,12 +550,13 @@ class SemanticSearchView(APIView):
                 "top_k", TOP_K_SCHEMA, description=f"How many results, 1-{MAX_TOP_K} (default {DEFAULT_TOP_K})."
             ),
             OpenApiParameter("tags", str, description="Only notes and memories carrying all of these."),
+            SPACE_PARAMETER,
         ],
-        responses={200: shapes.SemanticOut, **ERRORS},
+        responses={200: shapes.SemanticOut, **ERRORS, **SPACE_NOT_FOUND},
     )
     def get(self, request: TokenRequest) -> Response:
         hits = semantic_search(
-            owner=request.user,
+            owner=_reach(request),
             query=request.query_params.get("query"),
             kinds=_listed(request, "kinds"),
             top_k=_whole_number(request, "top_k"),
@@ -549,6 +589,7 @@ class GraphExploreView(APIView):
                 description=f"The most entities, 1-{MAX_ENTITY_LIMIT} (default {DEFAULT_ENTITY_LIMIT}).",
             ),
             MAX_TOKENS_PARAMETER,
+            SPACE_PARAMETER,
         ],
         responses={
             200: shapes.GraphOut,
@@ -562,7 +603,7 @@ class GraphExploreView(APIView):
         params = request.query_params
         max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
         view = graph_explore(
-            owner=request.user,
+            owner=_reach(request),
             entity=params.get("entity") if "entity" in params else None,
             entity_id=params.get("entity_id") if "entity_id" in params else None,
             query=params.get("query") if "query" in params else None,
@@ -590,13 +631,14 @@ class SessionContextView(APIView):
                 description=f"The most tokens the text may take (default {DEFAULT_SESSION_MAX_TOKENS:,}).",
             ),
             OpenApiParameter("written_by", WRITTEN_BY_SCHEMA, description="The client whose last memory dates 'new'."),
+            SPACE_PARAMETER,
         ],
-        responses={200: shapes.SessionOut, **ERRORS},
+        responses={200: shapes.SessionOut, **ERRORS, **SPACE_NOT_FOUND},
     )
     def get(self, request: TokenRequest) -> Response:
         params = request.query_params
         context = session_start(
-            owner=request.user,
+            owner=_reach(request),
             client=written_by_or_default(params.get("written_by") or None, token_name=request.auth.name),
             query=params.get("query") if "query" in params else None,
             max_tokens=_whole_number(request, "max_tokens"),
@@ -607,11 +649,20 @@ class SessionContextView(APIView):
 class ExportView(APIView):
     @extend_schema(
         operation_id="export",
-        summary="Every memory as one Gnosem export document (JSON, streamed)",
-        responses={200: OpenApiTypes.OBJECT, **ANY_REQUEST_ERRORS},
+        summary="Every memory and note of one space as one Gnosem export document (JSON, streamed)",
+        description=(
+            "The space named by `space`, or the token's default write space. A team space is exported whole by "
+            "its owners and admins only (403 for other members)."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "space", str, description="The space to export (its name or id); default: the default write space."
+            )
+        ],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS, 403: shapes.ErrorOut, **SPACE_NOT_FOUND},
     )
     def get(self, request: TokenRequest) -> StreamingHttpResponse:
-        response = export_response(request.user)
+        response = export_response(token_reach(request.auth), request.query_params.get("space"))
         activity_record(owner=request.user, action=ActivityAction.EXPORTED, token=request.auth, request=request)
         return response
 
@@ -628,9 +679,15 @@ class ImportView(APIView):
             "import limit (GNOSEM_IMPORT_MAX_BYTES) are refused with 413 before they are read."
         ),
         request=OpenApiTypes.OBJECT,
+        parameters=[
+            OpenApiParameter(
+                "space", str, description="The space to import into (its name or id); default: the default write space."
+            )
+        ],
         responses={
             200: shapes.ImportReportOut,
             **ERRORS,
+            **SPACE_NOT_FOUND,
             403: QUOTA_REFUSED,
             429: _rate_limited("the token's rate limit or the account's import limit (GNOSEM_IMPORT_RATE_LIMIT)"),
             413: OpenApiResponse(shapes.ErrorOut, description="Body over the import limit."),
@@ -645,7 +702,9 @@ class ImportView(APIView):
             )
         # Read the stream itself: request.data would stop at Django's small in-memory body limit.
         document = parse_document(request.stream.read() if request.stream else b"")
-        report = import_memories(owner=request.user, document=document)
+        report = import_memories(
+            owner=token_reach(request.auth), document=document, space=request.query_params.get("space")
+        )
         activity_record(
             owner=request.user,
             action=ActivityAction.IMPORTED,

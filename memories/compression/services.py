@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from gnosem.types import Owner
+from accounts.reach import Actor, reach_of
 from memories.compression import llm
 from memories.graph.linking import entities_link
 from memories.models import COMPRESSION_MIN_CHARS, CompressionStatus, Memory
@@ -185,11 +185,12 @@ def _record(memory: Memory, outcome: Outcome, only_pending: bool, retry_in: floa
     return stored
 
 
-def memories_to_compress(*, statuses: Sequence[str] | None, owner: Owner | None = None) -> QuerySet[Memory]:
-    """Memories long enough to compress, with one of `statuses` (any, when None), oldest first."""
+def memories_to_compress(*, statuses: Sequence[str] | None, owner: Actor | None = None) -> QuerySet[Memory]:
+    """Memories long enough to compress (of the spaces `owner` reaches, or all), with one of
+    `statuses` (any, when None), oldest first."""
     memories = Memory.objects.alias(chars=Length("content")).filter(chars__gt=COMPRESSION_MIN_CHARS)
     if statuses is not None:
         memories = memories.filter(compression_status__in=statuses)
     if owner is not None:
-        memories = memories.filter(owner=owner)
+        memories = memories.filter(space_id__in=reach_of(owner).space_ids)
     return memories.order_by("id")

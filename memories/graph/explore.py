@@ -1,8 +1,8 @@
-"""Reads of an owner's graph (memories.graph.linking): explore_graph (the entities around one entity, or
-around what a query finds, with what is known about them, the edges between them and the memories
-behind each edge), and the entity list and entity page of the dashboard; for MCP, REST and the
-dashboard alike. Entities are named to callers by their `public_id`; the row ids stay inside the
-queries."""
+"""Reads of the graphs of the spaces a caller reaches (memories.graph.linking): explore_graph (the
+entities around one entity, or around what a query finds, with what is known about them, the edges
+between them and the memories behind each edge), and the entity list and entity page of the
+dashboard; for MCP, REST and the dashboard alike. Entities are named to callers by their
+`public_id`; the row ids stay inside the queries."""
 
 import uuid
 from collections.abc import Mapping
@@ -11,11 +11,11 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Case, Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery, When
 from django.db.models.functions import Coalesce
 
+from accounts.reach import Actor, Reach, reach_of
 from gnosem.errors import NotFound, ValidationError
-from gnosem.types import Owner
 from memories.graph.extraction import entity_key
 from memories.models import MAX_ENTITY_NAME_CHARS, Entity, EntityMention, Memory, Note, NoteMention
 from memories.reading.budget import fit_to_budget, reading_tokens
@@ -46,7 +46,7 @@ MAX_LISTED_ENTITIES = 200
 
 
 class EntityNotFound(NotFound):
-    """No entity of that name among the owner's (the message names the closest there are)."""
+    """No entity of that name among the reached ones (the message names the closest there are)."""
 
 
 @dataclass(frozen=True)
@@ -119,17 +119,21 @@ def _mentions_of_outer_entity() -> tuple[QuerySet[EntityMention], QuerySet[NoteM
     )
 
 
-def entities_of(owner: Owner) -> QuerySet[Entity]:
-    """The owner's entities some current memory or some note mentions."""
+def entities_of(owner: Actor) -> QuerySet[Entity]:
+    """The entities of the spaces the caller reaches that some current memory or some note
+    mentions; those of the default write space first."""
     by_memory, by_note = _mentions_of_outer_entity()
-    return Entity.objects.filter(Q(Exists(by_memory)) | Q(Exists(by_note)), owner=owner)
+    reach = reach_of(owner)
+    return Entity.objects.filter(Q(Exists(by_memory)) | Q(Exists(by_note)), space_id__in=reach.space_ids).order_by(
+        Case(When(space_id=reach.default_space_id, then=0), default=1), "id"
+    )
 
 
-def entity_list(*, owner: Owner, name: str = "", kind: str = "", limit: int = MAX_LISTED_ENTITIES) -> list[Entity]:
-    """The owner's entities, most mentioned first, each with `memories` (current memories mentioning
-    it), `notes` and `last_seen` (its newest memory); `name` keeps those whose name contains it,
-    `kind` those of that kind."""
-    entities = Entity.objects.filter(owner=owner)
+def entity_list(*, owner: Actor, name: str = "", kind: str = "", limit: int = MAX_LISTED_ENTITIES) -> list[Entity]:
+    """The entities of the spaces the caller reaches, most mentioned first, each with `memories`
+    (current memories mentioning it), `notes` and `last_seen` (its newest memory); `name` keeps
+    those whose name contains it, `kind` those of that kind."""
+    entities = Entity.objects.filter(space_id__in=reach_of(owner).space_ids)
     if name:
         entities = entities.filter(Q(name__icontains=name) | Q(key__contains=entity_key(name) or name.casefold()))
     if kind:
@@ -154,8 +158,8 @@ def clean_entity_id(value: object) -> uuid.UUID:
         raise ValidationError("entity_id", "must be an entity id (a UUID, as explore_graph returns it).") from None
 
 
-def entity_get(*, owner: Owner, public_id: object) -> Entity:
-    """The owner's entity by its public id; another owner's is NotFound exactly like an unknown one."""
+def entity_get(*, owner: Actor, public_id: object) -> Entity:
+    """The reached entity by its public id; one of another space is NotFound exactly like an unknown one."""
     public_id = clean_entity_id(public_id)
     entity = entities_of(owner).filter(public_id=public_id).first()
     if entity is None:
@@ -163,7 +167,7 @@ def entity_get(*, owner: Owner, public_id: object) -> Entity:
     return entity
 
 
-def entity_memories(*, owner: Owner, entities: list[Entity], limit: int) -> list[Memory]:
+def entity_memories(*, owner: Actor, entities: list[Entity], limit: int) -> list[Memory]:
     """The current memories mentioning any of `entities`, the firmest mention first (a compressed
     fact, then a tag, then the text), newest first among equals."""
     return list(
@@ -174,18 +178,21 @@ def entity_memories(*, owner: Owner, entities: list[Entity], limit: int) -> list
     )
 
 
-def entity_notes(*, owner: Owner, entities: list[Entity], limit: int) -> list[Note]:
+def entity_notes(*, owner: Actor, entities: list[Entity], limit: int) -> list[Note]:
     """The notes mentioning any of `entities` (without their text), most recently changed first."""
     mentioning = NoteMention.objects.filter(note=OuterRef("pk"), entity__in=entities)
     return list(
-        Note.objects.filter(Exists(mentioning), owner=owner).defer("content").order_by("-updated_at", "-id")[:limit]
+        Note.objects.filter(Exists(mentioning), space_id__in=reach_of(owner).space_ids)
+        .defer("content")
+        .order_by("-updated_at", "-id")[:limit]
     )
 
 
-def entity_find(*, owner: Owner, name: object) -> Entity:
-    """The owner's entity by name (compared by its normalised key); NotFound naming the closest
-    names when there is none."""
+def entity_find(*, owner: Actor, name: object) -> Entity:
+    """The reached entity by name (compared by its normalised key; the default write space's
+    first); NotFound naming the closest names when there is none."""
     name = clean_entity_name(name)
+    owner = reach_of(owner)
     key = entity_key(name)
     found = entities_of(owner).filter(key=key).first() if key else None
     if found is not None:
@@ -194,7 +201,7 @@ def entity_find(*, owner: Owner, name: object) -> Entity:
         entities_of(owner)
         .filter(Q(key__contains=key[:40]) | Q(name__icontains=name[:40]))
         .annotate(count=Count("mentions"))
-        .order_by("-count", "key")
+        .order_by("-count", "key", "id")
         .values_list("name", flat=True)[:SUGGESTIONS]
         if key
         else []
@@ -210,13 +217,13 @@ _PAIRS_SQL = """
            m.created_at AS at
     FROM memories_entity_mention a
     JOIN memories_entity_mention b ON b.memory_id = a.memory_id AND {pair}
-    JOIN memories_memory m ON m.id = a.memory_id AND m.owner_id = %(owner)s AND m.superseded_by_id IS NULL
+    JOIN memories_memory m ON m.id = a.memory_id AND m.space_id = ANY(%(spaces)s) AND m.superseded_by_id IS NULL
     WHERE {chosen}
     UNION ALL
     SELECT a.entity_id, b.entity_id, least(a.weight, b.weight), a.source, b.source, NULL, t.id, t.updated_at
     FROM memories_note_mention a
     JOIN memories_note_mention b ON b.note_id = a.note_id AND {pair}
-    JOIN memories_note t ON t.id = a.note_id AND t.owner_id = %(owner)s
+    JOIN memories_note t ON t.id = a.note_id AND t.space_id = ANY(%(spaces)s)
     WHERE {chosen}
 """
 _NEIGHBOURS_SQL = f"""
@@ -247,7 +254,7 @@ _EDGES_SQL = f"""
 
 def graph_explore(
     *,
-    owner: Owner,
+    owner: Actor,
     entity: object = None,
     entity_id: object = None,
     query: object = None,
@@ -267,6 +274,7 @@ def graph_explore(
             "(to start from what it finds).",
         )
     depth, limit = clean_depth(depth), clean_entity_limit(limit)
+    owner = reach_of(owner)
     entry_memories = None
     if entity is not None:
         entry = [entity_find(owner=owner, name=entity)]
@@ -281,24 +289,25 @@ def graph_explore(
 
 def graph_explore_from(
     *,
-    owner: Owner,
+    owner: Actor,
     entry: list[Entity],
     depth: int = 1,
     limit: int = DEFAULT_ENTITY_LIMIT,
     max_tokens: int | None = None,
     entry_memories: list[Memory] | None = None,
 ) -> GraphView:
-    """As `graph_explore`, from these entities of the owner's (the entity page starts from its own);
+    """As `graph_explore`, from these reached entities (the entity page starts from its own);
     `entry_memories` are their own memories, best first (by default those mentioning them most
     firmly, newest first)."""
-    depths = {node.pk: 0 for node in entry[:limit] if node.owner_id == owner.pk}
+    owner = reach_of(owner)
+    depths = {node.pk: 0 for node in entry[:limit] if node.space_id in owner.space_ids}
     frontier = list(depths)
     for step in range(1, depth + 1):
         if not frontier or len(depths) >= limit:
             break
         frontier = _strongest_neighbours(owner, frontier, list(depths), limit - len(depths))
         depths.update({node_id: step for node_id in frontier})
-    entities = Entity.objects.filter(owner=owner, pk__in=depths).in_bulk()
+    entities = Entity.objects.filter(space_id__in=owner.space_ids, pk__in=depths).in_bulk()
     starts = [node for node in entry if node.pk in entities]
     if entry_memories is None:
         entry_memories = entity_memories(owner=owner, entities=starts, limit=MAX_ENTRY_MEMORIES) if starts else []
@@ -321,33 +330,33 @@ def graph_explore_from(
     )
 
 
-def _entry_points(owner: Owner, query: object) -> tuple[list[Entity], list[Memory]]:
+def _entry_points(owner: Reach, query: object) -> tuple[list[Entity], list[Memory]]:
     """The entities mentioned most strongly by the best results for `query`, and those results
     mentioning them, best first."""
     hits = search_hybrid(owner=owner, query=query, top_k=QUERY_RESULTS, diversity=0)
     scores = {hit.memory.pk: hit.score for hit in hits}
-    mentions = list(EntityMention.objects.filter(memory_id__in=scores, entity__owner=owner))
+    mentions = list(EntityMention.objects.filter(memory_id__in=scores, entity__space_id__in=owner.space_ids))
     strength: dict[int, float] = {}
     for mention in mentions:
         strength[mention.entity_id] = strength.get(mention.entity_id, 0.0) + scores[mention.memory_id] * mention.weight
     best = sorted(strength, key=lambda entity_id: (-strength[entity_id], entity_id))[:QUERY_ENTRY_POINTS]
-    found = Entity.objects.filter(owner=owner, pk__in=best).in_bulk()
+    found = Entity.objects.filter(space_id__in=owner.space_ids, pk__in=best).in_bulk()
     mentioning = {mention.memory_id for mention in mentions if mention.entity_id in found}
     return [found[entity_id] for entity_id in best], [hit.memory for hit in hits if hit.memory.pk in mentioning]
 
 
-def _strongest_neighbours(owner: Owner, frontier: list[int], seen: list[int], room: int) -> list[int]:
+def _strongest_neighbours(owner: Reach, frontier: list[int], seen: list[int], room: int) -> list[int]:
     """Up to `room` entities not yet `seen`, linked most strongly to the frontier."""
     with connection.cursor() as cursor:
-        cursor.execute(_NEIGHBOURS_SQL, {"owner": owner.pk, "frontier": frontier, "seen": seen, "room": room})
+        cursor.execute(_NEIGHBOURS_SQL, {"spaces": owner.space_ids, "frontier": frontier, "seen": seen, "room": room})
         return [row[0] for row in cursor.fetchall()]
 
 
-def _edges(owner: Owner, entities: dict[int, Entity]) -> tuple[list[Edge], list[int], list[Note]]:
+def _edges(owner: Reach, entities: dict[int, Entity]) -> tuple[list[Edge], list[int], list[Note]]:
     """The strongest MAX_EDGES edges among `entities`, and the memories (by row id) and notes behind
     them, each once, in the order the edges name them."""
     parameters: dict[str, int | list[int]] = {
-        "owner": owner.pk,
+        "spaces": owner.space_ids,
         "nodes": list(entities),
         "per_edge": MEMORIES_PER_EDGE,
         "edges": MAX_EDGES,
@@ -358,7 +367,7 @@ def _edges(owner: Owner, entities: dict[int, Entity]) -> tuple[list[Edge], list[
     memory_order = list(dict.fromkeys(memory_id for *_, memory_ids, _ in rows for memory_id in memory_ids or []))
     note_order = list(dict.fromkeys(note_id for *_, note_ids in rows for note_id in note_ids or []))
     memory_ids = dict(memories_of(owner).filter(pk__in=memory_order).values_list("pk", "public_id"))
-    notes = Note.objects.filter(owner=owner).defer("content").in_bulk(note_order)
+    notes = Note.objects.filter(space_id__in=owner.space_ids).defer("content").in_bulk(note_order)
     edges = [
         Edge(
             entities[source],
@@ -380,19 +389,19 @@ def _how_named(sources: list[str]) -> list[str]:
     return sorted({source.partition(":")[2] or source for source in sources})
 
 
-def _nodes(owner: Owner, entities: dict[int, Entity], depths: dict[int, int]) -> list[EntityNode]:
+def _nodes(owner: Reach, entities: dict[int, Entity], depths: dict[int, int]) -> list[EntityNode]:
     """The entities in exploration order, with their current memories' count and first/last dates,
     and their notes' count."""
     stats: dict[int, Mapping[str, Any]] = {
         row["entity_id"]: row
         for row in EntityMention.objects.filter(
-            entity_id__in=entities, memory__owner=owner, memory__superseded_by__isnull=True
+            entity_id__in=entities, memory__space_id__in=owner.space_ids, memory__superseded_by__isnull=True
         )
         .values("entity_id")
         .annotate(count=Count("memory_id"), first=Min("memory__created_at"), last=Max("memory__created_at"))
     }
     notes = dict(
-        NoteMention.objects.filter(entity_id__in=entities, note__owner=owner)
+        NoteMention.objects.filter(entity_id__in=entities, note__space_id__in=owner.space_ids)
         .values("entity_id")
         .annotate(count=Count("note_id"))
         .values_list("entity_id", "count")

@@ -1,7 +1,7 @@
-"""The owner's graph: entities their memories mention, linked through the memories they share.
+"""Each space's graph: entities its memories mention, linked through the memories they share.
 
 Entities are extracted by rules (memories.graph.extraction) from a memory's text, its tags and its
-compressed facts, and stored per owner (`Entity`, one row per normalised key) with one
+compressed facts, and stored per space (`Entity`, one row per normalised key) with one
 `EntityMention` per memory and entity. Edges are not stored: two entities are linked by the
 memories that mention both, weighted by how each mention came about (a fact key counts more than a
 word in the text), so the graph is current the moment a memory's mentions are.
@@ -42,11 +42,11 @@ def mention_weight(source: str) -> float:
 
 
 _UPSERT_ENTITIES_SQL = """
-    INSERT INTO memories_entity (owner_id, space_id, key, name, kind, linked_at)
-    SELECT %(owner)s, (SELECT id FROM accounts_space WHERE personal_of_id = %(owner)s), key, name, kind, %(now)s
+    INSERT INTO memories_entity (space_id, key, name, kind, linked_at)
+    SELECT %(space)s, key, name, kind, %(now)s
     FROM unnest(%(keys)s::text[], %(names)s::text[], %(kinds)s::text[]) AS found (key, name, kind)
     ORDER BY key
-    ON CONFLICT (owner_id, key) DO UPDATE SET
+    ON CONFLICT (space_id, key) DO UPDATE SET
         linked_at = greatest(memories_entity.linked_at, excluded.linked_at),
         kind = CASE WHEN memories_entity.kind = 'name' THEN excluded.kind ELSE memories_entity.kind END
     WHERE memories_entity.linked_at < excluded.linked_at - %(refresh)s
@@ -57,18 +57,18 @@ _INSERT_MENTIONS_SQL = """
     SELECT e.id, found.memory_id, found.source, found.weight
     FROM unnest(%(memories)s::bigint[], %(keys)s::text[], %(sources)s::text[], %(weights)s::float8[])
         AS found (memory_id, key, source, weight)
-    JOIN memories_entity e ON e.owner_id = %(owner)s AND e.key = found.key
+    JOIN memories_entity e ON e.space_id = %(space)s AND e.key = found.key
 """
 
 
-def _upsert_entities(cursor: CursorWrapper, owner_id: int, mentions: list[Mention], now: datetime) -> None:
-    """Create the owner's entities these mentions name that do not exist yet (in key order, so
+def _upsert_entities(cursor: CursorWrapper, space_id: int, mentions: list[Mention], now: datetime) -> None:
+    """Create the space's entities these mentions name that do not exist yet (in key order, so
     that concurrent linkers lock them in one order), refreshing `linked_at` at most hourly."""
     entities = {mention.key: mention for mention in reversed(mentions)}  # the first one's name
     cursor.execute(
         _UPSERT_ENTITIES_SQL,
         {
-            "owner": owner_id,
+            "space": space_id,
             "now": now,
             "refresh": LINKED_AT_REFRESH,  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
             "keys": list(entities),
@@ -90,21 +90,21 @@ def entities_link(memory_ids: Iterable[int]) -> int:
         Memory.objects.select_for_update()
         .filter(pk__in=memory_ids)
         .order_by("pk")
-        .only("id", "owner_id", "content", "content_optimized", "tags")
+        .only("id", "space_id", "content", "content_optimized", "tags")
     )
     found: dict[int, list[tuple[int, Mention]]] = defaultdict(list)
     for memory in memories:
         for mention in extract_entities(memory.content, facts=memory.content_optimized, tags=memory.tags):
-            found[memory.owner_id].append((memory.pk, mention))
+            found[memory.space_id].append((memory.pk, mention))
     now = timezone.now()
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM memories_entity_mention WHERE memory_id = ANY(%s)", [memory_ids])
-        for owner_id, mentions in found.items():
-            _upsert_entities(cursor, owner_id, [mention for _, mention in mentions], now)
+        for space_id, mentions in found.items():
+            _upsert_entities(cursor, space_id, [mention for _, mention in mentions], now)
             cursor.execute(
                 _INSERT_MENTIONS_SQL,
                 {
-                    "owner": owner_id,
+                    "space": space_id,
                     "memories": [memory_id for memory_id, _ in mentions],
                     "keys": [mention.key for _, mention in mentions],
                     "sources": [mention.source for _, mention in mentions],
@@ -124,7 +124,7 @@ _INSERT_NOTE_MENTIONS_SQL = """
     SELECT e.id, found.note_id, found.source, found.weight
     FROM unnest(%(notes)s::bigint[], %(keys)s::text[], %(sources)s::text[], %(weights)s::float8[])
         AS found (note_id, key, source, weight)
-    JOIN memories_entity e ON e.owner_id = %(owner)s AND e.key = found.key
+    JOIN memories_entity e ON e.space_id = %(space)s AND e.key = found.key
 """
 
 
@@ -141,11 +141,11 @@ def notes_link(note_ids: Iterable[int]) -> int:
         cursor.execute("DELETE FROM memories_note_mention WHERE note_id = ANY(%s)", [note_ids])
         for note in notes:
             mentions = _note_mentions(note)
-            _upsert_entities(cursor, note.owner_id, mentions, now)
+            _upsert_entities(cursor, note.space_id, mentions, now)
             cursor.execute(
                 _INSERT_NOTE_MENTIONS_SQL,
                 {
-                    "owner": note.owner_id,
+                    "space": note.space_id,
                     "notes": [note.pk] * len(mentions),
                     "keys": [mention.key for mention in mentions],
                     "sources": [mention.source for mention in mentions],
@@ -180,13 +180,13 @@ def entities_prune() -> int:
     return deleted
 
 
-def graph_rebuild(*, owner_id: int | None = None, progress: Callable[[int, int], None] | None = None) -> int:
-    """Relink every memory and note (of one owner, or all), REBUILD_BATCH memories or
+def graph_rebuild(*, space_ids: list[int] | None = None, progress: Callable[[int, int], None] | None = None) -> int:
+    """Relink every memory and note (of these spaces, or all), REBUILD_BATCH memories or
     REBUILD_NOTE_BATCH notes per transaction, in id order; `progress(done, total)` after each
     batch. Returns how many memories and notes were relinked."""
     memories, notes = Memory.objects.order_by("pk"), Note.objects.order_by("pk")
-    if owner_id is not None:
-        memories, notes = memories.filter(owner_id=owner_id), notes.filter(owner_id=owner_id)
+    if space_ids is not None:
+        memories, notes = memories.filter(space_id__in=space_ids), notes.filter(space_id__in=space_ids)
     total, done = memories.count() + notes.count(), 0
     for rows, link, size in ((memories, entities_link, REBUILD_BATCH), (notes, notes_link, REBUILD_NOTE_BATCH)):
         after = 0

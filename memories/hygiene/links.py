@@ -1,4 +1,4 @@
-"""The links between one owner's memories, `superseded_by` (a correction's successor, or the
+"""The links between one space's memories, `superseded_by` (a correction's successor, or the
 original a merged near-duplicate hides behind) and `duplicate_of` (the older memory a near-duplicate
 restates), and the rule every writer of them keeps: following a link never comes back to where it
 started. A loop would hide its memories from search, lists, counts and session_start for good.
@@ -22,17 +22,17 @@ _REACHED_SQL = sql.SQL("""
 """)
 
 
-# Link changes of one owner take turns (a transaction-scoped advisory lock on the owner): two at
+# Link changes in one space take turns (a transaction-scoped advisory lock on the space): two at
 # once, each checked against the links before the other's, could close a loop between them.
 _LOCK_LINKS_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('gnosem-links:' || %s, 0))"
 
 
-def links_lock(owner_id: int) -> None:
-    """Wait for the owner's other link changes to commit; held until the transaction ends. Taken
+def links_lock(space_id: int) -> None:
+    """Wait for the space's other link changes to commit; held until the transaction ends. Taken
     before the rows of the memories to link are locked, so that two link changes never wait for
     each other's rows in a cycle."""
     with connection.cursor() as cursor:
-        cursor.execute(_LOCK_LINKS_SQL, [str(owner_id)])
+        cursor.execute(_LOCK_LINKS_SQL, [str(space_id)])
 
 
 def reached_from(memory_id: int, link: Link) -> set[int]:

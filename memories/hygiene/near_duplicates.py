@@ -1,14 +1,14 @@
 """Near-duplicates: memories that say the same as an older one in other words, found by meaning
-once they are embedded, and what the owner does with them (docs/api.md, "Keeping the memory clean").
+once they are embedded, and what their space's writers do with them (docs/api.md, "Keeping the memory clean").
 
-After indexing, each current memory's first chunk is compared with the owner's other current
-memories' first chunks (shortlisted by signature, like the vector signal); the most similar older
+After indexing, each current memory's first chunk is compared with the other current memories'
+first chunks of its space (shortlisted by signature, like the vector signal); the most similar older
 one that reaches NEAR_DUPLICATE_MIN_SIMILARITY, shares at least NEAR_DUPLICATE_MIN_WORD_OVERLAP of
 the shorter one's search terms and has the same numbers (a restatement keeps its names, numbers
 and nouns; two remarks on one subject, or a fact and its correction to another value, do not)
 becomes its original (`duplicate_of`; that one's original when it is a duplicate itself, so a
 group has one original; no link is made that others would lead back from to the memory, which
-imported links naming newer memories could). Search shows a group once. The owner merges a
+imported links naming newer memories could). Search shows a group once. A writer merges a
 duplicate into its original (it is hidden behind it, as a superseded memory is; undone by making
 it current again; refused when the duplicate already supersedes that original, directly or
 through others, since each would hide the other) or keeps the two apart (the pair is never linked
@@ -21,12 +21,12 @@ import uuid
 from django.db import connection, transaction
 from psycopg import sql
 
+from accounts.reach import Actor
 from gnosem.errors import ValidationError
-from gnosem.types import Owner
 from memories.hygiene.links import links_lock, loop_closers
 from memories.indexing.vectors import serving_model_name
 from memories.models import KeptApart, Memory, VectorIndex
-from memories.selectors import memory_get
+from memories.selectors import memory_get_to_change
 
 logger = logging.getLogger(__name__)
 
@@ -39,26 +39,26 @@ NEAR_DUPLICATE_MIN_SIMILARITY = 0.85
 NEAR_DUPLICATE_MIN_WORD_OVERLAP = 0.5
 # Chunks shortlisted by signature per memory before cosine (in-context readings among them).
 SHORTLIST = 30
-# Candidates an owner's HNSW index keeps for that shortlist, far fewer than a search needs
+# Candidates a space's HNSW index keeps for that shortlist, far fewer than a search needs
 # (docs/benchmarks.md, "Scale": the near-duplicate check through the index).
 INDEXED_EF_SEARCH = 100
 
-# The fresh memory's nearest chunks of its owner: by signature, or, for an owner with an HNSW index
-# (memories.indexing.vector_indexes), from that index, which its predicate (the owner's id as a constant)
+# The fresh memory's nearest chunks of its space: by signature, or, for a space with an HNSW index
+# (memories.indexing.vector_indexes), from that index, which its predicate (the space's id as a constant)
 # and its expression let the planner read.
 _SIGNATURE_SHORTLIST_SQL = sql.SQL("""
             SELECT s.id FROM memories_chunk s
-            WHERE s.owner_id = f.owner_id AND s.model = %(model)s AND s.memory_id <> f.id
+            WHERE s.space_id = f.space_id AND s.model = %(model)s AND s.memory_id <> f.id
             ORDER BY s.signature <~> f.signature
             LIMIT %(shortlist)s""")
 _INDEXED_SHORTLIST_SQL = sql.SQL("""
             SELECT s.id FROM memories_chunk s
-            WHERE s.owner_id = %(owner)s AND s.model = %(model)s AND s.memory_id <> f.id
+            WHERE s.space_id = %(space)s AND s.model = %(model)s AND s.memory_id <> f.id
             ORDER BY s.embedding::halfvec({dimensions}) <=> f.embedding::halfvec({dimensions})
             LIMIT %(shortlist)s""")
 _NEAREST_OLDER_SQL = sql.SQL("""
 WITH fresh AS (
-    SELECT m.id, m.owner_id, m.created_at, m.search_vector, c.embedding, c.signature
+    SELECT m.id, m.space_id, m.created_at, m.search_vector, c.embedding, c.signature
     FROM memories_memory m
     JOIN memories_chunk c ON c.memory_id = m.id AND c.position = 0 AND c.model = %(model)s
     WHERE m.id = ANY(%(ids)s) AND m.superseded_by_id IS NULL
@@ -96,33 +96,33 @@ def near_duplicates_link(memory_ids: list[int]) -> int:
     if not memory_ids:
         return 0
     model = serving_model_name()
-    owners = dict(Memory.objects.filter(pk__in=memory_ids).values_list("pk", "owner_id"))
+    spaces = dict(Memory.objects.filter(pk__in=memory_ids).values_list("pk", "space_id"))
     indexes = dict(
-        VectorIndex.objects.filter(owner_id__in=set(owners.values()), model=model, ready=True).values_list(
-            "owner_id", "dimensions"
+        VectorIndex.objects.filter(space_id__in=set(spaces.values()), model=model, ready=True).values_list(
+            "space_id", "dimensions"
         )
     )
-    # Memories of owners without an index in one query; each indexed owner's in one of its own.
+    # Memories of spaces without an index in one query; each indexed space's in one of its own.
     batches: dict[int | None, list[int]] = {}
-    for memory_id, owner_id in owners.items():
-        batches.setdefault(owner_id if owner_id in indexes else None, []).append(memory_id)
+    for memory_id, space_id in spaces.items():
+        batches.setdefault(space_id if space_id in indexes else None, []).append(memory_id)
     links = []
     with transaction.atomic():
         Memory.objects.filter(pk__in=memory_ids, superseded_by__isnull=True).update(duplicate_of=None)
         with connection.cursor() as cursor:
             if indexes:
                 cursor.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(INDEXED_EF_SEARCH)))
-            for indexed_owner_id, ids in batches.items():
+            for indexed_space_id, ids in batches.items():
                 shortlist = (
                     _SIGNATURE_SHORTLIST_SQL
-                    if indexed_owner_id is None
-                    else _INDEXED_SHORTLIST_SQL.format(dimensions=sql.Literal(indexes[indexed_owner_id]))
+                    if indexed_space_id is None
+                    else _INDEXED_SHORTLIST_SQL.format(dimensions=sql.Literal(indexes[indexed_space_id]))
                 )
                 cursor.execute(
                     _NEAREST_OLDER_SQL.format(shortlist=shortlist),
                     {
                         "ids": ids,
-                        "owner": indexed_owner_id,
+                        "space": indexed_space_id,
                         "model": model,
                         "shortlist": SHORTLIST,
                         "threshold": NEAR_DUPLICATE_MIN_SIMILARITY,
@@ -140,10 +140,10 @@ def near_duplicates_link(memory_ids: list[int]) -> int:
     return linked
 
 
-def _linked_duplicate(owner: Owner, public_id: uuid.UUID) -> tuple[Memory, int]:
-    """The owner's memory, locked, and the id of the memory it is linked to as a near-duplicate;
-    refused when it is linked to none."""
-    memory = memory_get(owner=owner, public_id=public_id)
+def _linked_duplicate(memory: Memory) -> tuple[Memory, int]:
+    """The memory, locked, and the id of the memory it is linked to as a near-duplicate; refused
+    when it is linked to none."""
+    public_id = memory.public_id
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
     if memory.duplicate_of_id is None:
         raise ValidationError("id", f"memory {public_id} is not linked as a near-duplicate of another memory.")
@@ -151,12 +151,13 @@ def _linked_duplicate(owner: Owner, public_id: uuid.UUID) -> tuple[Memory, int]:
 
 
 @transaction.atomic
-def memory_merge(*, owner: Owner, public_id: uuid.UUID) -> Memory:
+def memory_merge(*, owner: Actor, public_id: uuid.UUID) -> Memory:
     """Merge a near-duplicate into its original: it leaves search, lists, counts and session_start
     (superseded by the original), stays stored, and comes back with memory_reinstate. Refused when
     the original is superseded by it, directly or through others (a loop of corrections)."""
-    links_lock(owner.pk)
-    memory, original_id = _linked_duplicate(owner, public_id)
+    memory = memory_get_to_change(owner=owner, public_id=public_id)
+    links_lock(memory.space_id)
+    memory, original_id = _linked_duplicate(memory)
     if loop_closers("superseded_by", original_id, [memory.pk]):
         original = Memory.objects.get(pk=original_id)
         raise ValidationError(
@@ -172,10 +173,10 @@ def memory_merge(*, owner: Owner, public_id: uuid.UUID) -> Memory:
 
 
 @transaction.atomic
-def memory_keep_apart(*, owner: Owner, public_id: uuid.UUID) -> Memory:
-    """The owner judged the memory different from the one it was linked to: the link goes (a merge
+def memory_keep_apart(*, owner: Actor, public_id: uuid.UUID) -> Memory:
+    """A writer judged the memory different from the one it was linked to: the link goes (a merge
     with it is undone) and the pair is never linked again."""
-    memory, original_id = _linked_duplicate(owner, public_id)
+    memory, original_id = _linked_duplicate(memory_get_to_change(owner=owner, public_id=public_id))
     first, second = sorted((memory.pk, original_id))
     KeptApart.objects.get_or_create(first_id=first, second_id=second)
     merged = memory.superseded_by_id == original_id

@@ -22,7 +22,7 @@ from django.db.models import Case, Count, F, Min, Q, Value, When
 from django.utils import timezone
 from psycopg import sql
 
-from gnosem.types import Owner
+from accounts.reach import Actor, reach_of
 from memories.indexing.queue import enqueue_indexing, enqueue_note_indexing, indexing_batch_size
 from memories.indexing.remote_embedding import WAITING_FOR_ENDPOINT, EmbeddingUnavailable
 from memories.models import IndexingStatus, Memory, Note
@@ -192,16 +192,16 @@ def indexing_counts(kind: Indexed) -> IndexingCounts:
     return IndexingCounts(**counts)
 
 
-def failed_count(kind: Indexed, *, owner: Owner | None = None) -> int:
-    """How many rows (of `owner`, or everyone's) failed to be embedded."""
+def failed_count(kind: Indexed, *, owner: Actor | None = None) -> int:
+    """How many rows (of the spaces `owner` reaches, or everyone's) failed to be embedded."""
     rows = kind.model.objects.filter(indexing_status=IndexingStatus.FAILED)
-    return (rows if owner is None else rows.filter(owner=owner)).count()
+    return (rows if owner is None else rows.filter(space_id__in=reach_of(owner).space_ids)).count()
 
 
 _RETRY_FAILED_SQL = sql.SQL("""
     WITH failed AS MATERIALIZED (
         SELECT id FROM {table}
-        WHERE indexing_status = 'failed' AND (%(owner)s::bigint IS NULL OR owner_id = %(owner)s)
+        WHERE indexing_status = 'failed' AND (%(spaces)s::bigint[] IS NULL OR space_id = ANY(%(spaces)s))
         ORDER BY id LIMIT %(limit)s
         FOR UPDATE SKIP LOCKED
     )
@@ -211,16 +211,17 @@ _RETRY_FAILED_SQL = sql.SQL("""
 """)
 
 
-def retry_failed(kind: Indexed, *, owner: Owner | None = None, progress: Callable[[int], object] | None = None) -> int:
-    """Give the rows that failed to be embedded (of `owner`, or everyone's) a fresh start
+def retry_failed(kind: Indexed, *, owner: Actor | None = None, progress: Callable[[int], object] | None = None) -> int:
+    """Give the rows that failed to be embedded (of the spaces `owner` reaches, or everyone's) a fresh start
     (`back_to_pending`) and queue them. A transaction per batch; `progress(n)` after each.
     Returns how many were queued."""
     statement = _RETRY_FAILED_SQL.format(table=sql.Identifier(kind.table), back_to_pending=back_to_pending_sql(kind))
     batch = indexing_batch_size()
+    spaces = None if owner is None else reach_of(owner).space_ids
     queued = 0
     while True:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(statement, {"owner": owner.pk if owner is not None else None, "limit": batch})
+            cursor.execute(statement, {"spaces": spaces, "limit": batch})
             ids = [row[0] for row in cursor.fetchall()]
             if not ids:
                 return queued
@@ -282,8 +283,8 @@ class Retried:
         return f"{memories} and {notes}" if self.memories else notes
 
 
-def failed_retry(*, owner: Owner | None = None, progress: Callable[[int], object] | None = None) -> Retried:
-    """Retry the failed memories and notes (of `owner`, or everyone's): the dashboard's "Retry
+def failed_retry(*, owner: Actor | None = None, progress: Callable[[int], object] | None = None) -> Retried:
+    """Retry the failed memories and notes (of the spaces `owner` reaches, or everyone's): the dashboard's "Retry
     failed" button and `manage.py reindexmemories --failed`."""
     return Retried(
         memories=retry_failed(MEMORIES, owner=owner, progress=progress),

@@ -31,11 +31,11 @@ CONTEXT_CHARS = 400
 
 def predecessor_sql(of: str, column: str) -> sql.Composed:
     """A subquery for `column` of the memory the same client wrote last before the row aliased
-    `of`, within CONTEXT_WINDOW (named parameter `window`): the one a memory is read in context of,
+    `of` in its space, within CONTEXT_WINDOW (named parameter `window`): the one a memory is read in context of,
     at indexing and at search alike."""
     return sql.SQL("""
     SELECT p.{column} FROM memories_memory p
-    WHERE p.owner_id = {of}.owner_id AND p.written_by = {of}.written_by
+    WHERE p.space_id = {of}.space_id AND p.written_by = {of}.written_by
       AND (p.created_at, p.id) < ({of}.created_at, {of}.id) AND p.created_at >= {of}.created_at - %(window)s
     ORDER BY p.created_at DESC, p.id DESC
     LIMIT 1""").format(of=sql.Identifier(of), column=sql.Identifier(column))
@@ -50,11 +50,11 @@ WHERE m.id = ANY(%(ids)s)
 
 
 def successor_sql(of: str) -> sql.Composed:
-    """A subquery for the id of the memory the same client wrote next after the row aliased `of`,
-    within CONTEXT_WINDOW (named parameter `window`)."""
+    """A subquery for the id of the memory the same client wrote next after the row aliased `of` in
+    its space, within CONTEXT_WINDOW (named parameter `window`)."""
     return sql.SQL("""
     SELECT n.id FROM memories_memory n
-    WHERE n.owner_id = {of}.owner_id AND n.written_by = {of}.written_by
+    WHERE n.space_id = {of}.space_id AND n.written_by = {of}.written_by
       AND (n.created_at, n.id) > ({of}.created_at, {of}.id) AND n.created_at <= {of}.created_at + %(window)s
     ORDER BY n.created_at, n.id
     LIMIT 1""").format(of=sql.Identifier(of))
@@ -72,7 +72,7 @@ def neighbours_sql(of: str) -> sql.Composed:
 _NEIGHBOURS_SQL = sql.SQL("""
 SELECT m.id, {neighbours}
 FROM memories_memory m
-WHERE m.id = ANY(%(ids)s) AND m.owner_id = %(owner)s
+WHERE m.id = ANY(%(ids)s) AND m.space_id = %(space)s
 """).format(neighbours=neighbours_sql("m"))
 
 
@@ -81,7 +81,7 @@ SELECT DISTINCT reader.id
 FROM memories_memory m
 CROSS JOIN LATERAL (
     SELECT n.id, n.content FROM memories_memory n
-    WHERE n.owner_id = m.owner_id AND n.written_by = coalesce(%(written_by)s, m.written_by)
+    WHERE n.space_id = m.space_id AND n.written_by = coalesce(%(written_by)s, m.written_by)
       AND (n.created_at, n.id) > (m.created_at, m.id) AND n.created_at <= m.created_at + %(window)s
     ORDER BY n.created_at, n.id
     LIMIT 1
@@ -106,32 +106,32 @@ _INSERTED_READERS_SQL = sql.SQL("""
 SELECT s.id
 FROM memories_memory s
 CROSS JOIN LATERAL ({predecessor}) predecessor
-WHERE s.owner_id = %(owner)s AND s.created_at >= %(first)s AND s.created_at <= %(last)s + %(window)s
+WHERE s.space_id = %(space)s AND s.created_at >= %(first)s AND s.created_at <= %(last)s + %(window)s
   AND char_length(s.content) <= {chunk_chars}
   AND NOT (s.indexing_status = 'pending' AND (s.indexing_lease_until IS NULL OR s.indexing_lease_until < now()))
   AND predecessor.id IN (SELECT unnest(%(ids)s::bigint[]))
 """).format(predecessor=predecessor_sql("s", "id"), chunk_chars=sql.Literal(CHUNK_CHARS))
 
 
-def context_readers_of_inserted(owner_id: int, memory_ids: list[int], first: datetime, last: datetime) -> list[int]:
-    """The owner's memories, embedded or being embedded, that now read one of these newly inserted
+def context_readers_of_inserted(space_id: int, memory_ids: list[int], first: datetime, last: datetime) -> list[int]:
+    """The space's memories, embedded or being embedded, that now read one of these newly inserted
     memories (created between `first` and `last`) in context instead of what they read before.
-    Scans the owner's memories in that span, not each new memory's successor: an import of many
-    memories into a fresh account finds no embedded memory there and costs one index range scan."""
+    Scans the space's memories in that span, not each new memory's successor: an import of many
+    memories into a fresh space finds no embedded memory there and costs one index range scan."""
     if not memory_ids:
         return []
     with connection.cursor() as cursor:
         cursor.execute(
             _INSERTED_READERS_SQL,
-            {"window": CONTEXT_WINDOW, "owner": owner_id, "ids": memory_ids, "first": first, "last": last},  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
+            {"window": CONTEXT_WINDOW, "space": space_id, "ids": memory_ids, "first": first, "last": last},  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
         )
         return [row[0] for row in cursor.fetchall()]
 
 
-def sequence_neighbours(owner_id: int, memory_ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
-    """(previous, next) memory in each memory's sequence, None where there is none."""
+def sequence_neighbours(space_id: int, memory_ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
+    """(previous, next) memory in each of the space's memories' sequence, None where there is none."""
     with connection.cursor() as cursor:
-        cursor.execute(_NEIGHBOURS_SQL, {"window": CONTEXT_WINDOW, "ids": memory_ids, "owner": owner_id})  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
+        cursor.execute(_NEIGHBOURS_SQL, {"window": CONTEXT_WINDOW, "ids": memory_ids, "space": space_id})  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
         return {memory_id: (previous, following) for memory_id, previous, following in cursor.fetchall()}
 
 

@@ -1,14 +1,14 @@
-"""Approximate vector indexes for large owners: one HNSW index per owner and model.
+"""Approximate vector indexes for large spaces: one HNSW index per space and model.
 
-The vector signal shortlists an owner's chunks by signature (memories.search.signals), a scan that
-grows with the owner's chunks; from GNOSEM_VECTOR_INDEX_MIN_CHUNKS chunks on, an owner gets a
-partial HNSW index of its own (`WHERE owner_id = … AND model = …`), which the vector signal then
-reads instead (docs/benchmarks.md, "Scale"). One index over every owner's chunks would not do: an
-owner's chunks are a small share of it, and a filtered approximate search finds too few of them.
+The vector signal shortlists a space's chunks by signature (memories.search.signals), a scan that
+grows with the space's chunks; from GNOSEM_VECTOR_INDEX_MIN_CHUNKS chunks on, a space gets a
+partial HNSW index of its own (`WHERE space_id = … AND model = …`), which the vector signal then
+reads instead (docs/benchmarks.md, "Scale"). One index over every space's chunks would not do: a
+space's chunks are a small share of it, and a filtered approximate search finds too few of them.
 
 `vector_indexes_maintain` (every ten minutes in a worker, `manage.py vectorindexes` by hand) builds
 the missing indexes, without blocking writes (CREATE INDEX CONCURRENTLY), and drops those no
-longer wanted: of an owner deleted, of a model no longer stored, of an owner fallen below half
+longer wanted: of a space deleted, of a model no longer stored, of a space fallen below half
 the threshold. A `VectorIndex` row is ready only once its index is built and valid; search reads
 the index only then.
 """
@@ -50,9 +50,9 @@ class Maintenance:
     skipped: bool = False
 
 
-def index_name(owner_id: int, model: str) -> str:
-    """The index of one owner's chunks of one model (within PostgreSQL's 63 characters)."""
-    return f"{INDEX_PREFIX}{owner_id}_{hashlib.sha256(model.encode()).hexdigest()[:10]}"
+def index_name(space_id: int, model: str) -> str:
+    """The index of one space's chunks of one model (within PostgreSQL's 63 characters)."""
+    return f"{INDEX_PREFIX}{space_id}_{hashlib.sha256(model.encode()).hexdigest()[:10]}"
 
 
 def vector_index_session_settings(cursor: CursorWrapper) -> None:
@@ -66,7 +66,7 @@ def vector_index_session_settings(cursor: CursorWrapper) -> None:
 
 _EXISTING_SQL = "SELECT indexname FROM pg_indexes WHERE tablename = 'memories_chunk' AND indexname LIKE %s"
 _COUNTS_SQL = """
-SELECT owner_id, model, count(*), max(dimension) FROM memories_chunk GROUP BY owner_id, model
+SELECT space_id, model, count(*), max(dimension) FROM memories_chunk GROUP BY space_id, model
 """
 
 
@@ -89,42 +89,42 @@ def vector_indexes_maintain(progress: Progress | None = None) -> Maintenance:
 def _maintain(cursor: CursorWrapper, report: Maintenance, progress: Progress) -> None:
     minimum = settings.GNOSEM_VECTOR_INDEX_MIN_CHUNKS
     cursor.execute(_COUNTS_SQL)
-    counts = {(owner_id, model): (chunks, dimensions) for owner_id, model, chunks, dimensions in cursor.fetchall()}
+    counts = {(space_id, model): (chunks, dimensions) for space_id, model, chunks, dimensions in cursor.fetchall()}
     cursor.execute(_EXISTING_SQL, [INDEX_PREFIX + "%"])
     existing = {row[0] for row in cursor.fetchall()}
     kept = set()
     for entry in VectorIndex.objects.order_by("id"):
-        chunks, _ = counts.get((entry.owner_id, entry.model), (0, 0))
+        chunks, _ = counts.get((entry.space_id, entry.model), (0, 0))
         # A row not ready belongs to a build that died (no other build runs now): start it again.
         if entry.ready and entry.name in existing and minimum and chunks >= minimum // 2:
-            kept.add((entry.owner_id, entry.model))
+            kept.add((entry.space_id, entry.model))
             continue
         _drop(cursor, entry.name, report, progress)
         entry.delete()
     for name in existing - {index_name(*pair) for pair in kept}:
-        _drop(cursor, name, report, progress)  # its owner was deleted, or a build left it
+        _drop(cursor, name, report, progress)  # its space was deleted, or a build left it
     if not minimum:
         return
     wanted = sorted(pair for pair, (chunks, _) in counts.items() if chunks >= minimum and pair not in kept)
-    for owner_id, model in wanted:
-        _build(cursor, owner_id, model, counts[owner_id, model], report, progress)
+    for space_id, model in wanted:
+        _build(cursor, space_id, model, counts[space_id, model], report, progress)
 
 
 # The expression and predicate the vector signal's indexed query matches (memories.search.signals).
 _CREATE_SQL = sql.SQL(
     "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memories_chunk "
     "USING hnsw ((embedding::halfvec({dimensions})) halfvec_cosine_ops) WITH (m = {m}, ef_construction = {ef}) "
-    "WHERE owner_id = {owner} AND model = {model}"
+    "WHERE space_id = {space} AND model = {model}"
 )
 
 
 def _build(
-    cursor: CursorWrapper, owner_id: int, model: str, size: tuple[int, int], report: Maintenance, progress: Progress
+    cursor: CursorWrapper, space_id: int, model: str, size: tuple[int, int], report: Maintenance, progress: Progress
 ) -> None:
     chunks, dimensions = size
-    name = index_name(owner_id, model)
-    progress(f"building {name}: {chunks} chunks of owner #{owner_id}, {model}")
-    entry = VectorIndex.objects.create(owner_id=owner_id, model=model, dimensions=dimensions, name=name)
+    name = index_name(space_id, model)
+    progress(f"building {name}: {chunks} chunks of space #{space_id}, {model}")
+    entry = VectorIndex.objects.create(space_id=space_id, model=model, dimensions=dimensions, name=name)
     try:
         cursor.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(BUILD_MEMORY)))
         try:
@@ -134,7 +134,7 @@ def _build(
                     dimensions=sql.Literal(dimensions),
                     m=sql.Literal(HNSW_M),
                     ef=sql.Literal(HNSW_EF_CONSTRUCTION),
-                    owner=sql.Literal(owner_id),
+                    space=sql.Literal(space_id),
                     model=sql.Literal(model),
                 )
             )
@@ -150,7 +150,7 @@ def _build(
         _drop(cursor, name, report, progress, quiet=True)
         entry.delete()
         return
-    VectorIndex.objects.filter(pk=entry.pk).update(ready=True)  # gone if its owner was deleted meanwhile
+    VectorIndex.objects.filter(pk=entry.pk).update(ready=True)  # gone if its space was deleted meanwhile
     report.built.append(name)
 
 

@@ -59,7 +59,7 @@ def embed_memories(
         chunks += [
             Chunk(
                 memory_id=memory.pk,
-                owner_id=memory.owner_id,
+                space_id=memory.space_id,
                 position=position,
                 start=span.start,
                 end=span.end,
@@ -74,10 +74,10 @@ def embed_memories(
 
 
 _COPY_CHUNKS_SQL = """
-    COPY memories_chunk (memory_id, owner_id, position, start, "end", model, dimension, embedding)
+    COPY memories_chunk (memory_id, space_id, position, start, "end", model, dimension, embedding)
     FROM STDIN (FORMAT BINARY)
 """
-_CHUNK_COLUMN_TYPES = ["bigint", "integer", "smallint", "integer", "integer", "varchar", "smallint", "halfvec"]
+_CHUNK_COLUMN_TYPES = ["bigint", "bigint", "smallint", "integer", "integer", "varchar", "smallint", "halfvec"]
 
 
 def chunks_copy(chunks: list[Chunk]) -> None:
@@ -94,7 +94,7 @@ def chunks_copy(chunks: list[Chunk]) -> None:
                 copy.write_row(
                     (
                         chunk.memory_id,
-                        chunk.owner_id,
+                        chunk.space_id,
                         chunk.position,
                         chunk.start,
                         chunk.end,

@@ -1,8 +1,8 @@
 """Per-user quotas: how many memories and notes, and how many characters and estimated tokens, a
 user may store.
 
-What counts is what the database holds for the user: the text of their memories, the earlier
-versions kept of them (memory_history), their compressed forms, and their notes; memories and
+What counts is what the user wrote, in whichever space: the text of the memories they authored,
+the earlier versions kept of them (memory_history), their compressed forms, and their notes; memories and
 notes together count as items. A compressed form the worker writes counts too, but is never
 refused: it is the server's doing, not the user's, and shorter in bytes than the text it condenses,
 so it can take a user past a limit by no more than that text's size. Their next write is then
@@ -13,7 +13,8 @@ for the check. A user with one has their row locked (SELECT ... FOR UPDATE) insi
 transaction before their usage is summed, so two concurrent writes cannot both take the last
 slot: the second waits for the first to commit, then sums again and sees it. It sums only the
 limits the write could pass, over the user's rows alone; the texts' lengths are read only under a
-limit on characters or tokens, which bounds how much text there is to read.
+limit on characters or tokens, which bounds how much text there is to read. What a user wrote
+into a team space stays theirs to count while it is there.
 """
 
 from collections.abc import Iterable
@@ -25,8 +26,7 @@ from django.db.models.functions import Coalesce, Length
 
 from gnosem.errors import QuotaExceeded
 from gnosem.types import Owner
-from memories.models import MemoryRevision, Note, Quota, TokenEstimate
-from memories.selectors import memories_of
+from memories.models import Memory, MemoryRevision, Note, Quota, TokenEstimate
 
 # What a user stores, by kind, and how each is named to people (usage page, refusals).
 STORED_KINDS = {
@@ -114,20 +114,20 @@ def _sums(kind: str, text: str, token_column: str | Expression, *, characters: b
 
 
 def _stored(owner: Owner, *, characters: bool = True, tokens: bool = True) -> dict[str, Stored]:
-    """What the owner stores by kind, in three queries; characters or tokens not asked for are 0
+    """What the user wrote by kind, in three queries; characters or tokens not asked for are 0
     (summing a text's length reads all of it, and a note may hold megabytes)."""
     wanted = {"characters": characters, "tokens": tokens}
-    totals = memories_of(owner).aggregate(
+    totals = Memory.objects.filter(author=owner).aggregate(
         memories_count=Count("id"),
         compressed_count=Count("content_optimized"),
         **_sums("memories", "content", "tokens_raw", **wanted),
         **_sums("compressed", "content_optimized", "tokens_optimized", **wanted),
     )
-    totals |= Note.objects.filter(owner=owner).aggregate(
+    totals |= Note.objects.filter(author=owner).aggregate(
         notes_count=Count("id"), **_sums("notes", "content", "tokens", **wanted)
     )
     if characters or tokens:  # a memory's earlier versions never count as items
-        totals |= MemoryRevision.objects.filter(memory__owner=owner).aggregate(
+        totals |= MemoryRevision.objects.filter(memory__author=owner).aggregate(
             revisions_count=Count("id"), **_sums("revisions", "content", TokenEstimate(F("content")), **wanted)
         )
     return {

@@ -26,7 +26,9 @@ INSTRUCTIONS = (
     "and why, a preference, a fact, a fix that worked), save it at once with memory_write as one "
     "self-contained statement. Correct stale memories with memory_update, or write the new fact with "
     "supersedes naming the old one, rather than leaving contradicting ones. For 'how many' questions "
-    "use memory_count."
+    "use memory_count. Memories live in spaces: the user's personal space and any team spaces they "
+    "belong to (spaces_list). Reads cover every space unless you pass `space`; write what the user's "
+    "team should know to the team space (pass `space`) and private matters to the personal one."
 )
 # The tool list depends on the token's scope, so caches must not share it across tokens.
 TOOLS_LIST_TTL_MS = 60_000

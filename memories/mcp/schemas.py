@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
+from accounts.models import MAX_SPACE_NAME_CHARS
 from memories.graph.explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT
 from memories.graph.explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
 from memories.models import MAX_CONTENT_CHARS, MAX_ENTITY_NAME_CHARS, MAX_NOTE_TITLE_CHARS, MAX_TAGS
@@ -96,6 +97,24 @@ _SUPERSEDES = {
 }
 
 
+_SPACE_FILTER = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_SPACE_NAME_CHARS,
+    "description": "Only this space (its name or id, as spaces_list gives them); default: every space you reach.",
+}
+_SPACE_TARGET = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_SPACE_NAME_CHARS,
+    "description": (
+        "The space to write to (its name or id, as spaces_list gives them): a team space for what the team "
+        "should know, the personal one for private matters. Default: your default write space."
+    ),
+}
+SPACES_LIST_INPUT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
 def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
@@ -104,7 +123,14 @@ def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
 
 
 WRITE_INPUT = _object(
-    {"content": _CONTENT, "tags": _TAGS, "written_by": _WRITTEN_BY, "supersedes": _SUPERSEDES}, ("content",)
+    {
+        "content": _CONTENT,
+        "tags": _TAGS,
+        "written_by": _WRITTEN_BY,
+        "supersedes": _SUPERSEDES,
+        "space": _SPACE_TARGET,
+    },
+    ("content",),
 )
 SEARCH_INPUT = _object(
     {
@@ -147,6 +173,7 @@ SEARCH_INPUT = _object(
         "include_superseded": _INCLUDE_SUPERSEDED,
         "max_tokens": _MAX_TOKENS,
         "raw": _RAW,
+        "space": _SPACE_FILTER,
     },
     ("query",),
 )
@@ -161,6 +188,7 @@ LIST_INPUT = _object(
         "include_superseded": _INCLUDE_SUPERSEDED,
         "max_tokens": _MAX_TOKENS,
         "raw": _RAW,
+        "space": _SPACE_FILTER,
     }
 )
 GET_INPUT = _object({"id": _ID, "raw": _RAW}, ("id",))
@@ -202,6 +230,7 @@ COUNT_INPUT = _object(
         "created_after": _CREATED_AFTER,
         "created_before": _CREATED_BEFORE,
         "include_superseded": _INCLUDE_SUPERSEDED,
+        "space": _SPACE_FILTER,
     }
 )
 EXPLORE_GRAPH_INPUT = _object(
@@ -245,6 +274,7 @@ EXPLORE_GRAPH_INPUT = _object(
                 "entities' own first, then those behind the edges; those over it are listed in cut_for_budget."
             ),
         },
+        "space": _SPACE_FILTER,
     }
 )
 SESSION_START_INPUT = _object(
@@ -258,6 +288,7 @@ SESSION_START_INPUT = _object(
             "default": DEFAULT_SESSION_MAX_TOKENS,
             "description": f"The most tokens the context may take (default {DEFAULT_SESSION_MAX_TOKENS:,}).",
         },
+        "space": _SPACE_FILTER,
     }
 )
 
@@ -285,7 +316,12 @@ _NOTE_CONTENT = {
     ),
 }
 NOTE_WRITE_INPUT = _object(
-    {"title": _NOTE_TITLE, "content": _NOTE_CONTENT, "tags": {**_TAGS, "description": "Labels such as a project."}},
+    {
+        "title": _NOTE_TITLE,
+        "content": _NOTE_CONTENT,
+        "tags": {**_TAGS, "description": "Labels such as a project."},
+        "space": _SPACE_TARGET,
+    },
     ("title", "content"),
 )
 NOTE_GET_INPUT = _object(
@@ -307,6 +343,7 @@ NOTE_LIST_INPUT = _object(
         "tags": {**_TAGS, "description": "Only notes carrying all of these tags."},
         "limit": {**LIMIT_SCHEMA, "description": f"How many notes per page (1-{MAX_LIST_LIMIT})."},
         "cursor": {"type": "string", "description": "next_cursor of the previous page."},
+        "space": _SPACE_FILTER,
     }
 )
 NOTE_UPDATE_INPUT = _object(
@@ -334,6 +371,7 @@ SEMANTIC_SEARCH_INPUT = _object(
         },
         "top_k": {**TOP_K_SCHEMA, "description": f"How many results in all, 1-{MAX_TOP_K} (default 10)."},
         "tags": {**_TAGS, "description": "Only notes and memories carrying all of these tags."},
+        "space": _SPACE_FILTER,
     },
     ("query",),
 )

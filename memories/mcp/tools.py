@@ -7,12 +7,13 @@ results with `isError: true` and a message saying what to change, so the model c
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 from accounts.models import ApiToken
+from accounts.reach import Reach, SpaceNotFound, token_reach
 from gnosem.errors import GnosemError, NotFound, PermissionDenied
 from gnosem.errors import ValidationError as MemoryValidationError
-from gnosem.types import Owner
 from memories import selectors, services
 from memories.graph.explore import EntityNotFound, graph_explore
 from memories.mcp import schemas
@@ -30,6 +31,7 @@ from memories.presenters import (
     SEARCH_RESULTS_SCHEMA,
     SEMANTIC_RESULTS_SCHEMA,
     SESSION_SCHEMA,
+    SPACES_SCHEMA,
     graph_to_dict,
     history_to_dict,
     memory_page_to_dict,
@@ -39,6 +41,7 @@ from memories.presenters import (
     note_to_dict,
     search_results_to_dict,
     semantic_results_to_dict,
+    spaces_to_dict,
     written_memory_to_dict,
 )
 from memories.reading.counting import memory_count
@@ -51,14 +54,15 @@ from memories.validation import clean_filters, clean_limit, clean_max_tokens, cl
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the token decides the owner; the client name only labels writes."""
+    """Who is calling: the token decides the spaces reached (read once per request); the client
+    name only labels writes."""
 
     token: ApiToken
     client_name: str | None = None
 
-    @property
-    def owner(self) -> Owner:
-        return self.token.owner
+    @cached_property
+    def reach(self) -> Reach:
+        return token_reach(self.token)
 
 
 @dataclass(frozen=True)
@@ -98,13 +102,19 @@ def _client(caller: Caller, written_by: _Given | None = None) -> _Given | str:
     return written_by_or_default(written_by, token_name=caller.token.name, client_name=caller.client_name)
 
 
+def _within(caller: Caller, arguments: dict[str, Any]) -> Reach:
+    """The caller's reach, narrowed to the space the arguments name (if any)."""
+    return caller.reach.narrowed(arguments.get("space"))
+
+
 def _write(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     memory = services.memory_write(
-        owner=caller.owner,
+        owner=caller.reach,
         content=arguments["content"],
         tags=arguments.get("tags"),
         written_by=_client(caller, arguments.get("written_by")),
         supersedes=arguments.get("supersedes"),
+        space=arguments.get("space"),
     )
     shape = written_memory_to_dict(memory)
     return {key: shape[key] for key in schemas.WRITE_OUTPUT["properties"]}
@@ -112,7 +122,7 @@ def _write(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     hits = search_hybrid(
-        owner=caller.owner,
+        owner=_within(caller, arguments),
         query=arguments["query"],
         top_k=arguments.get("top_k"),
         filters=clean_filters(arguments),
@@ -130,7 +140,7 @@ def _search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     page = selectors.memory_list(
-        owner=caller.owner,
+        owner=_within(caller, arguments),
         filters=clean_filters(arguments),
         limit=clean_limit(arguments.get("limit")),
         cursor=arguments.get("cursor"),
@@ -141,29 +151,29 @@ def _list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _get(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
-    memory = selectors.memory_get(owner=caller.owner, public_id=clean_memory_id(arguments["id"]))
+    memory = selectors.memory_get(owner=caller.reach, public_id=clean_memory_id(arguments["id"]))
     return memory_to_dict(memory, raw=arguments.get("raw", False))
 
 
 def _update(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     public_id = clean_memory_id(arguments["id"])
     changes = {key: arguments[key] for key in services.UPDATABLE_FIELDS if key in arguments}
-    return memory_to_dict(services.memory_update(owner=caller.owner, public_id=public_id, **changes))
+    return memory_to_dict(services.memory_update(owner=caller.reach, public_id=public_id, **changes))
 
 
 def _delete(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     public_id = clean_memory_id(arguments["id"])
-    services.memory_delete(owner=caller.owner, public_id=public_id)
+    services.memory_delete(owner=caller.reach, public_id=public_id)
     return {"id": str(public_id), "deleted": True}
 
 
 def _history(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
-    return history_to_dict(*selectors.memory_history(owner=caller.owner, public_id=clean_memory_id(arguments["id"])))
+    return history_to_dict(*selectors.memory_history(owner=caller.reach, public_id=clean_memory_id(arguments["id"])))
 
 
 def _count(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     return memory_count(
-        owner=caller.owner,
+        owner=_within(caller, arguments),
         filters=clean_filters(arguments),
         query=arguments.get("query"),
         group_by=arguments.get("group_by"),
@@ -173,7 +183,7 @@ def _count(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 def _explore_graph(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     max_tokens = clean_max_tokens(arguments.get("max_tokens"))
     view = graph_explore(
-        owner=caller.owner,
+        owner=_within(caller, arguments),
         entity=arguments.get("entity"),
         entity_id=arguments.get("entity_id"),
         query=arguments.get("query"),
@@ -186,20 +196,27 @@ def _explore_graph(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _note_write(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     note = notes.note_write(
-        owner=caller.owner, title=arguments["title"], content=arguments["content"], tags=arguments.get("tags")
+        owner=caller.reach,
+        title=arguments["title"],
+        content=arguments["content"],
+        tags=arguments.get("tags"),
+        space=arguments.get("space"),
     )
     return note_to_dict(note)
 
 
 def _note_get(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
-    note = notes.note_get(owner=caller.owner, public_id=notes.clean_note_id(arguments["id"]))
+    note = notes.note_get(owner=caller.reach, public_id=notes.clean_note_id(arguments["id"]))
     start = notes.clean_note_start(arguments.get("start"), note=note)
     return note_read_to_dict(note, start=start, max_tokens=clean_max_tokens(arguments.get("max_tokens")))
 
 
 def _note_list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     page = notes.note_list(
-        owner=caller.owner, tags=arguments.get("tags"), limit=arguments.get("limit"), cursor=arguments.get("cursor")
+        owner=_within(caller, arguments),
+        tags=arguments.get("tags"),
+        limit=arguments.get("limit"),
+        cursor=arguments.get("cursor"),
     )
     return note_page_to_dict(page)
 
@@ -207,18 +224,18 @@ def _note_list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
 def _note_update(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     changes = {key: arguments[key] for key in ("title", "content", "tags") if key in arguments}
     return note_to_dict(
-        notes.note_update(owner=caller.owner, public_id=notes.clean_note_id(arguments["id"]), **changes)
+        notes.note_update(owner=caller.reach, public_id=notes.clean_note_id(arguments["id"]), **changes)
     )
 
 
 def _note_delete(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
-    notes.note_delete(owner=caller.owner, public_id=notes.clean_note_id(arguments["id"]))
+    notes.note_delete(owner=caller.reach, public_id=notes.clean_note_id(arguments["id"]))
     return {"id": str(arguments["id"]), "deleted": True}
 
 
 def _semantic_search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     hits = semantic_search(
-        owner=caller.owner,
+        owner=_within(caller, arguments),
         query=arguments["query"],
         kinds=arguments.get("kinds"),
         top_k=arguments.get("top_k"),
@@ -229,11 +246,15 @@ def _semantic_search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any
 
 def _session_start(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     return session_start(
-        owner=caller.owner,
+        owner=_within(caller, arguments),
         client=_client(caller),
         query=arguments.get("query"),
         max_tokens=arguments.get("max_tokens"),
     ).as_dict()
+
+
+def _spaces_list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    return spaces_to_dict(selectors.space_summaries(caller.reach), may_write=caller.reach.may_write)
 
 
 _ALL_TOOLS = (
@@ -249,6 +270,21 @@ _ALL_TOOLS = (
         output_schema=SESSION_SCHEMA,
         run=_session_start,
         read_only=True,
+    ),
+    Tool(
+        name="spaces_list",
+        title="List the spaces this connection reaches",
+        description=(
+            "The spaces your memories live in: the user's personal space and the team spaces they belong to, "
+            "each with the user's role, whether you may write there, how much it holds, and which one takes "
+            "writes that name no `space`. Reads cover every space unless you pass `space`; save what the team "
+            "should know to the team space and private matters to the personal one."
+        ),
+        input_schema=schemas.SPACES_LIST_INPUT,
+        output_schema=SPACES_SCHEMA,
+        run=_spaces_list,
+        read_only=True,
+        idempotent=True,
     ),
     Tool(
         name="memory_write",
@@ -468,6 +504,8 @@ def tool_call(tool: Tool, arguments: dict[str, Any], caller: Caller) -> dict[str
 def _explain(exc: GnosemError) -> str:
     if isinstance(exc, MemoryValidationError):
         return f"Invalid argument `{exc.field}`: {exc.message}"
+    if isinstance(exc, SpaceNotFound):
+        return f"{exc} spaces_list shows the spaces you reach."
     if isinstance(exc, EntityNotFound):
         return str(exc)
     if isinstance(exc, notes.NoteNotFound):

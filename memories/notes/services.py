@@ -10,13 +10,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Case, Q, QuerySet, When
 from django.utils import timezone
 
-from accounts.spaces import personal_space_of
+from accounts.reach import Actor, reach_of, user_of
 from gnosem.errors import NotFound, ValidationError
 from gnosem.labels import label_problem
-from gnosem.types import Owner
 from memories.graph.linking import notes_link
 from memories.indexing import lifecycle as indexing_lifecycle
 from memories.indexing import vectors
@@ -38,7 +37,7 @@ NOTE_EMBEDDING_BATCH = 256
 
 
 class NoteNotFound(NotFound):
-    """No note with that id among the owner's (another owner's is reported the same way)."""
+    """No note with that id in the spaces reached (one in another space is reported the same way)."""
 
 
 def clean_note_title(title: object) -> str:
@@ -100,18 +99,27 @@ def clean_note_start(start: object, *, note: Note) -> int:
     return start
 
 
-def notes_of(owner: Owner) -> QuerySet[Note]:
-    """The one entry point for note queries."""
-    return Note.objects.filter(owner=owner)
+def notes_of(owner: Actor) -> QuerySet[Note]:
+    """The one entry point for note queries: the notes of every space the caller reaches."""
+    return Note.objects.filter(space_id__in=reach_of(owner).space_ids).select_related("space", "author")
 
 
-def note_get(*, owner: Owner, public_id: uuid.UUID, for_update: bool = False) -> Note:
-    """The owner's note; another owner's id is NoteNotFound, exactly like an unknown one. With
-    `for_update`, its row stays locked until the transaction ends (one deleted meanwhile is not found)."""
-    scope = notes_of(owner).select_for_update() if for_update else notes_of(owner)
-    note = scope.filter(public_id=public_id).first()
+def note_get(*, owner: Actor, public_id: uuid.UUID, for_update: bool = False) -> Note:
+    """The reached note; one in another space is NoteNotFound, exactly like an unknown one (where
+    two reached spaces hold the id, the default write space's comes first). With `for_update`, its
+    row stays locked until the transaction ends (one deleted meanwhile is not found), and a note the
+    caller may only read is refused (PermissionDenied)."""
+    reach = reach_of(owner)
+    scope = notes_of(reach).select_for_update(of=("self",)) if for_update else notes_of(reach)
+    note = (
+        scope.filter(public_id=public_id)
+        .order_by(Case(When(space_id=reach.default_space_id, then=0), default=1), "id")
+        .first()
+    )
     if note is None:
         raise NoteNotFound(f"No note with id {public_id}.")
+    if for_update:
+        reach.check_write(note.space_id)
     return note
 
 
@@ -121,8 +129,8 @@ class NotePage:
     next_cursor: str | None
 
 
-def note_list(*, owner: Owner, tags: object = None, limit: object = None, cursor: object = None) -> NotePage:
-    """The owner's notes, most recently changed first, `limit` at a time (content deferred)."""
+def note_list(*, owner: Actor, tags: object = None, limit: object = None, cursor: object = None) -> NotePage:
+    """The notes of the spaces the caller reaches, most recently changed first, `limit` at a time (content deferred)."""
     limit = clean_limit(limit)
     notes = notes_of(owner).defer("content").order_by("-updated_at", "-id")
     if tags:
@@ -137,16 +145,26 @@ def note_list(*, owner: Owner, tags: object = None, limit: object = None, cursor
 
 
 @transaction.atomic
-def note_write(*, owner: Owner, title: object, content: object, tags: object = None, format: object = None) -> Note:
-    """Store a note; it is embedded in the background (found by search once `indexed`)."""
+def note_write(
+    *,
+    owner: Actor,
+    title: object,
+    content: object,
+    tags: object = None,
+    format: object = None,
+    space: object = None,
+) -> Note:
+    """Store a note in `space` (a reached space's name or id; default: the caller's default write
+    space); it is embedded in the background (found by search once `indexed`)."""
+    reach = reach_of(owner)
+    space_id = reach.write_space(space).id
     title, content = clean_note_title(title), clean_note_content(content)
     tags, format = clean_tags(tags), clean_note_format(format)
-    quota_check(owner=owner, items=1, characters=len(content), tokens=token_estimate(content))
+    quota_check(owner=reach.user, items=1, characters=len(content), tokens=token_estimate(content))
     now = timezone.now()
     note = Note.objects.create(
-        owner=owner,
-        space=personal_space_of(owner),
-        author=owner,
+        space_id=space_id,
+        author=reach.user,
         title=title,
         content=content,
         tags=tags,
@@ -162,7 +180,7 @@ def note_write(*, owner: Owner, title: object, content: object, tags: object = N
 
 @transaction.atomic
 def note_update(
-    *, owner: Owner, public_id: uuid.UUID, title: object = None, content: object = None, tags: object = None
+    *, owner: Actor, public_id: uuid.UUID, title: object = None, content: object = None, tags: object = None
 ) -> Note:
     """Change a note's title, text or tags (only those given); a new title or text is embedded
     again (the old passages serve searches until then)."""
@@ -174,7 +192,8 @@ def note_update(
         note.title = clean_note_title(title)
     if content is not None:
         content = clean_note_content(content)
-        quota_check(owner=owner, **text_growth(added=[content], removed=[note.content]))
+        # The text counts toward its author's quota (memories.limits.quotas).
+        quota_check(owner=note.author or user_of(owner), **text_growth(added=[content], removed=[note.content]))
         note.content = content
     if tags is not None:
         note.tags = clean_tags(tags)
@@ -190,7 +209,7 @@ def note_update(
 
 
 @transaction.atomic
-def note_delete(*, owner: Owner, public_id: uuid.UUID) -> None:
+def note_delete(*, owner: Actor, public_id: uuid.UUID) -> None:
     """Delete a note with its passages. Its row is locked first, as the indexing worker locks it
     to store passages: a worker storing them has committed (they go with the note), or it waits and
     then finds the note gone and stores nothing."""
@@ -225,7 +244,7 @@ def _embed_and_store(claimed: list[Note]) -> int:
         chunks += [
             NoteChunk(
                 note_id=note.pk,
-                owner_id=note.owner_id,
+                space_id=note.space_id,
                 position=position,
                 start=passage.start,
                 end=passage.end,

@@ -1,4 +1,4 @@
-"""memory_count: exact counts of an owner's memories, optionally about a topic and grouped."""
+"""memory_count: exact counts of the memories of the spaces a caller reaches, optionally about a topic and grouped."""
 
 from dataclasses import dataclass
 from datetime import UTC
@@ -7,8 +7,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.db.models import Case, CharField, Count, F, Func, Value, When
 from django.db.models.functions import TruncMonth
 
+from accounts.reach import Actor, reach_of
 from gnosem.errors import ValidationError
-from gnosem.types import Owner
 from memories.search.about import about
 from memories.selectors import MemoryFilters, memories_of
 from memories.validation import clean_query
@@ -35,16 +35,17 @@ class MemoryCount:
         return data
 
 
-def memory_count(*, owner: Owner, filters: MemoryFilters, query: object = None, group_by: object = None) -> MemoryCount:
-    """How many of the owner's memories pass `filters` and, with `query`, are about it
+def memory_count(*, owner: Actor, filters: MemoryFilters, query: object = None, group_by: object = None) -> MemoryCount:
+    """How many of the reached memories pass `filters` and, with `query`, are about it
     (memories.search.about: similarity at least ABOUT_MIN_SIMILARITY, or every word of it);
     grouped by `group_by` (tag, written_by or month) when given."""
     if group_by is not None and group_by not in GROUPINGS:
         raise ValidationError("group_by", f"must be one of {', '.join(GROUPINGS)}; got {group_by!r}.")
-    memories = memories_of(owner).filter(filters.as_q()).order_by()
+    reach = reach_of(owner)
+    memories = memories_of(reach).filter(filters.as_q()).order_by()
     by_meaning = True
     if query is not None:
-        topic = about(owner_id=owner.pk, topic=clean_query(query))
+        topic = about(space_ids=reach.space_ids, topic=clean_query(query))
         memories, by_meaning = memories.filter(topic.condition), topic.by_meaning
     count = memories.count()
     if group_by is None:

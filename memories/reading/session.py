@@ -6,6 +6,8 @@ memories written since this client last wrote one (what other assistants learned
 newest ones when it never wrote); and with a query, the best search results not listed already.
 Superseded memories are left out. Tokens are estimated as ceil(characters / 4), and the whole
 block (headings included) stays within the budget; what does not fit is counted as left out.
+When the session reaches several spaces, a team space's memory says which space and which user
+wrote it.
 """
 
 from dataclasses import dataclass, field
@@ -14,11 +16,12 @@ from typing import Any
 
 from django.db.models import Max, Q
 
-from gnosem.types import Owner
+from accounts.models import SpaceKind
+from accounts.reach import Actor, reach_of
 from memories.models import Memory
 from memories.search.pipeline import search_hybrid
 from memories.selectors import memories_of
-from memories.validation import DEFAULT_SESSION_MAX_TOKENS, clean_max_tokens, clean_query
+from memories.validation import DEFAULT_SESSION_MAX_TOKENS, clean_max_tokens, clean_query, clean_written_by
 
 # At most this many memories are considered per section.
 PINNED_LIMIT = 100
@@ -58,11 +61,13 @@ class SessionContext:
         }
 
 
-def session_start(*, owner: Owner, client: str, query: object = None, max_tokens: object = None) -> SessionContext:
+def session_start(*, owner: Actor, client: str, query: object = None, max_tokens: object = None) -> SessionContext:
     """The context for a new conversation of `client` (its `written_by` name), within `max_tokens`
     (default DEFAULT_SESSION_MAX_TOKENS)."""
     budget = clean_max_tokens(max_tokens, default=DEFAULT_SESSION_MAX_TOKENS) * CHARACTERS_PER_TOKEN
     query = None if query is None else clean_query(query)
+    client = clean_written_by(client)
+    owner = reach_of(owner)
     current = memories_of(owner).filter(superseded_by__isnull=True)
     context = SessionContext(total=current.count())
     written_by_client = Q(written_by=client) | Q(also_written_by__contains=[client]) if client else Q(pk__in=[])
@@ -96,7 +101,7 @@ def session_start(*, owner: Owner, client: str, query: object = None, max_tokens
     for name, heading, memories, dated in sections:
         shown = 0
         for memory in memories:
-            line = f"{len(context.memories) + 1}. {_line(memory, dated)}"
+            line = f"{len(context.memories) + 1}. {_line(memory, dated, labelled=len(owner.spaces) > 1)}"
             cost = len(line) + 1 + (0 if shown else len(heading) + 1)
             if spent + cost > budget - _FOOTER_RESERVE:
                 continue
@@ -115,10 +120,15 @@ def session_start(*, owner: Owner, client: str, query: object = None, max_tokens
     return context
 
 
-def _line(memory: Memory, dated: bool) -> str:
-    """One memory on one line: its compressed form where there is one; when and by whom if `dated`."""
+def _line(memory: Memory, dated: bool, *, labelled: bool) -> str:
+    """One memory on one line: its compressed form where there is one; when and by which client if
+    `dated`; with `labelled` (the session reaches several spaces), a team space's memory says which
+    space and which user."""
     text = " ".join((memory.content_optimized or memory.content).split())
-    if not dated:
-        return text
-    by = f", {memory.written_by}" if memory.written_by else ""
-    return f"[{memory.created_at:%Y-%m-%d}{by}] {text}"
+    parts = [f"{memory.created_at:%Y-%m-%d}"] if dated else []
+    if dated and memory.written_by:
+        parts.append(memory.written_by)
+    if labelled and memory.space.kind == SpaceKind.TEAM:
+        author = memory.author.get_username() if memory.author is not None else "a former member"
+        parts.append(f"{memory.space.name}, by {author}")
+    return f"[{', '.join(parts)}] {text}" if parts else text

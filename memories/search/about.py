@@ -20,12 +20,12 @@ ABOUT_MIN_SIMILARITY = 0.4
 
 _BY_MEANING_SQL = """
     SELECT c.memory_id FROM memories_chunk c
-    WHERE c.owner_id = %s AND c.model = %s AND NOT (c.position > 0 AND c.start = 0)
+    WHERE c.space_id = ANY(%s) AND c.model = %s AND NOT (c.position > 0 AND c.start = 0)
       AND c.embedding <=> %s::halfvec <= %s
 """
 _BY_WORDS_SQL = """
     SELECT m.id FROM memories_memory m
-    WHERE m.owner_id = %s AND m.search_vector @@ (
+    WHERE m.space_id = ANY(%s) AND m.search_vector @@ (
         SELECT string_agg(quote_literal(lexeme), ' & ')::tsquery
         FROM unnest(tsvector_to_array(gnosem_search_vector(%s))) AS lexeme
     )
@@ -40,11 +40,13 @@ class About:
     by_meaning: bool
 
 
-def about(*, owner_id: int, topic: str, min_similarity: float = ABOUT_MIN_SIMILARITY) -> About:
-    """The memories of the owner about `topic`, as a condition on memories."""
-    by_words = Q(id__in=RawSQL(_BY_WORDS_SQL, [owner_id, topic]))
+def about(*, space_ids: list[int], topic: str, min_similarity: float = ABOUT_MIN_SIMILARITY) -> About:
+    """The memories of these spaces about `topic`, as a condition on memories."""
+    by_words = Q(id__in=RawSQL(_BY_WORDS_SQL, [space_ids, topic]))
     model_name, vector = query_embedding(topic)
     if vector is None:
         return About(by_words, by_meaning=False)
-    by_meaning = Q(id__in=RawSQL(_BY_MEANING_SQL, [owner_id, model_name, Vector(vector).to_text(), 1 - min_similarity]))
+    by_meaning = Q(
+        id__in=RawSQL(_BY_MEANING_SQL, [space_ids, model_name, Vector(vector).to_text(), 1 - min_similarity])
+    )
     return About(by_meaning | by_words, by_meaning=True)

@@ -1,6 +1,6 @@
-"""semantic_search: the owner's notes (and memories) best matching a query. A note is searched
-passage by passage, by meaning (cosine of the passage's vector, exact over the owner's passages)
-and by words (BM25 over the owner's passages). A passage scores its cosine plus KEYWORD_WEIGHT
+"""semantic_search: the notes (and memories) of the spaces a caller reaches best matching a query. A
+note is searched passage by passage, by meaning (cosine of the passage's vector, exact over those
+spaces' passages) and by words (BM25 over those spaces' passages). A passage scores its cosine plus KEYWORD_WEIGHT
 times its BM25 over the best passage's (the cosine of a passage only the words found is computed
 too), and each note answers once, with its best passage. Memories come from search_hybrid; with
 both kinds, results are merged by score (each kind's best scores 1.0)."""
@@ -11,8 +11,8 @@ import numpy as np
 from django.db import connection
 from pgvector import Vector
 
+from accounts.reach import Actor, Reach, reach_of
 from gnosem.errors import ValidationError
-from gnosem.types import Owner
 from memories.indexing.vectors import serving_model_name
 from memories.models import Note, NoteChunk
 from memories.search.pipeline import SearchHit, query_embedding, search_hybrid
@@ -31,11 +31,11 @@ FULL_COVERAGE = 0.8
 _VECTOR_SQL = """
     SELECT c.id, c.note_id, 1 - (c.embedding <=> %(vector)s::halfvec) AS similarity
     FROM memories_note_chunk c {join}
-    WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}
+    WHERE c.space_id = ANY(%(spaces)s) AND c.model = %(model)s {filters}
     ORDER BY c.embedding <=> %(vector)s::halfvec, c.id
     LIMIT %(limit)s
 """
-# BM25 over the owner's passages (of the serving model), the document frequencies counted from the
+# BM25 over the searched spaces' passages (of the serving model), the document frequencies counted from the
 # full-text index for the query's few terms.
 _KEYWORD_SQL = """
     WITH terms AS MATERIALIZED (
@@ -44,20 +44,20 @@ _KEYWORD_SQL = """
     ),
     corpus AS MATERIALIZED (
         SELECT count(*)::float8 AS n, greatest(avg(length(c.search_vector)), 1) AS avgdl
-        FROM memories_note_chunk c WHERE c.owner_id = %(owner)s AND c.model = %(model)s
+        FROM memories_note_chunk c WHERE c.space_id = ANY(%(spaces)s) AND c.model = %(model)s
     ),
     statistics AS MATERIALIZED (
         SELECT t.lexeme, ln(1 + (corpus.n - d.df + 0.5) / (d.df + 0.5)) AS idf
         FROM terms t CROSS JOIN corpus
         CROSS JOIN LATERAL (
             SELECT count(*)::float8 AS df FROM memories_note_chunk c
-            WHERE c.owner_id = %(owner)s AND c.model = %(model)s AND c.search_vector @@ t.word
+            WHERE c.space_id = ANY(%(spaces)s) AND c.model = %(model)s AND c.search_vector @@ t.word
         ) d
     ),
     matching AS (
         SELECT c.id, c.note_id, c.search_vector, {similarity} AS similarity
         FROM memories_note_chunk c {join}
-        WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}
+        WHERE c.space_id = ANY(%(spaces)s) AND c.model = %(model)s {filters}
           AND c.search_vector @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
     )
     SELECT m.id, m.note_id, sum(
@@ -102,17 +102,18 @@ def clean_kinds(kinds: object) -> tuple[str, ...]:
 
 def note_search(
     *,
-    owner: Owner,
+    owner: Actor,
     query: object,
     top_k: object = None,
     tags: object = None,
     signals: tuple[str, ...] = ("vector", "keyword"),
 ) -> list[NoteHit]:
-    """The owner's indexed notes best matching `query`, best first, each with its best passage.
+    """The indexed notes of the spaces the caller reaches best matching `query`, best first, each with its best passage.
     `signals` leaves one out (the benchmark measures each alone)."""
     query, top_k, tags = clean_query(query), clean_top_k(top_k), clean_tags(tags)
-    params: dict[str, int | str | list[str]] = {
-        "owner": owner.pk,
+    reach = reach_of(owner)
+    params: dict[str, int | str | list[str] | list[int]] = {
+        "spaces": reach.space_ids,
         "query": query,
         "limit": top_k * PASSAGES_PER_RESULT,
         "tags": tags,
@@ -134,7 +135,7 @@ def note_search(
             statement = _KEYWORD_SQL.format(join=join, filters=filters, similarity=similarity, k1=BM25_K1, b=BM25_B)
             cursor.execute(statement, params)
             rankings["keyword"] = cursor.fetchall()
-    return _fused(owner, rankings, top_k)
+    return _fused(reach, rankings, top_k)
 
 
 @dataclass
@@ -154,7 +155,7 @@ class _Passage:
         return (self.similarity or 0.0) + KEYWORD_WEIGHT * self.words
 
 
-def _fused(owner: Owner, rankings: dict[str, list[tuple]], top_k: int) -> list[NoteHit]:
+def _fused(reach: Reach, rankings: dict[str, list[tuple]], top_k: int) -> list[NoteHit]:
     """The passages' scores (one signal alone: its own), each note as its best passage, the
     scores over the best note's."""
     passages: dict[int, _Passage] = {}
@@ -175,7 +176,7 @@ def _fused(owner: Owner, rankings: dict[str, list[tuple]], top_k: int) -> list[N
     for chunk_id in sorted(passages, key=lambda chunk_id: (-scores[chunk_id], chunk_id)):
         best.setdefault(passages[chunk_id].note_id, passages[chunk_id])
     chosen = list(best.values())[:top_k]
-    notes = Note.objects.filter(owner=owner).in_bulk([passage.note_id for passage in chosen])
+    notes = Note.objects.filter(space_id__in=reach.space_ids).in_bulk([passage.note_id for passage in chosen])
     chunks = NoteChunk.objects.filter(id__in=[passage.chunk_id for passage in chosen])
     spans = chunks.only("id", "start", "end", "heading").in_bulk()
     top = max(scores[chosen[0].chunk_id], 0.0) if chosen else 0.0
@@ -194,11 +195,12 @@ def _fused(owner: Owner, rankings: dict[str, list[tuple]], top_k: int) -> list[N
 
 
 def semantic_search(
-    *, owner: Owner, query: object, kinds: object = None, top_k: object = None, tags: object = None
+    *, owner: Actor, query: object, kinds: object = None, top_k: object = None, tags: object = None
 ) -> list[NoteHit | SearchHit]:
     """Notes and/or memories best matching `query`, best first by score (each kind's best scores
     1.0), at most `top_k` in all."""
     kinds, top_k = clean_kinds(kinds), clean_top_k(top_k)
+    owner = reach_of(owner)
     results: list[NoteHit | SearchHit] = []
     if "notes" in kinds:
         results += note_search(owner=owner, query=query, top_k=top_k, tags=tags)

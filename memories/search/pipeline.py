@@ -1,6 +1,6 @@
 """search_hybrid: the search pipeline of docs/design.md §5.
 
-Vector and BM25 rankings of the owner's (filtered) memories are fused (a learned combination of
+Vector and BM25 rankings of the (filtered) memories of the spaces the caller reaches are fused (a learned combination of
 the candidates' features and their sequence neighbours', memories.search.fusion); the fused score is
 then multiplied by a recency factor, by a factor for memories outside a time window the query
 names ("last Thursday"), and by MMR's redundancy discount. Graph expansion adds to the fused scores
@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from gnosem.types import Owner
+from accounts.reach import Actor, Reach, reach_of
 from memories.indexing import embedding
 from memories.indexing.vectors import serving_model_name
 from memories.models import Memory
@@ -52,7 +52,7 @@ class SearchHit:
 
 def search_hybrid(
     *,
-    owner: Owner,
+    owner: Actor,
     query: object,
     top_k: object = None,
     filters: MemoryFilters | None = None,
@@ -61,7 +61,7 @@ def search_hybrid(
     min_score: object = None,
     now: datetime | None = None,
 ) -> list[SearchHit]:
-    """The owner's memories best matching `query` by meaning and by exact words.
+    """The memories of the spaces the caller reaches best matching `query` by meaning and by exact words.
 
     `half_life_days` (default GNOSEM_HALF_LIFE_DAYS, 0 = no decay) sets how fast older memories
     lose their recency boost; `diversity` (MMR's λ, default GNOSEM_DIVERSITY, 0 = pure relevance)
@@ -69,6 +69,7 @@ def search_hybrid(
     results. `now` is the reference time for decay and time expressions (default: now).
     """
     query = clean_query(query)
+    reach = reach_of(owner)
     filters = filters or MemoryFilters()
     top_k = clean_top_k(top_k)
     half_life_days = clean_half_life_days(half_life_days, default=settings.GNOSEM_HALF_LIFE_DAYS)
@@ -86,15 +87,15 @@ def search_hybrid(
     embedder, pending_vector = _start_query_embedding(query) if weights["vector"] > 0 else (None, None)
     rankings = {}
     if weights["keyword"] > 0:
-        rankings["keyword"] = keyword_ranking(owner_id=owner.pk, query=query, filters=filters, limit=per_signal)
+        rankings["keyword"] = keyword_ranking(space_ids=reach.space_ids, query=query, filters=filters, limit=per_signal)
     model_name, query_vector = _finish_query_embedding(embedder, pending_vector)
     if query_vector is not None:
         rankings["vector"] = vector_ranking(
-            owner_id=owner.pk, query_vector=query_vector, model=model_name, filters=filters, limit=per_signal
+            space_ids=reach.space_ids, query_vector=query_vector, model=model_name, filters=filters, limit=per_signal
         )
     by_memory = fuse(rankings, weights, model_name)
     if weights["graph"] > 0 and by_memory:
-        rankings["graph"] = _graph_expansion(owner, by_memory, filters, per_signal)
+        rankings["graph"] = _graph_expansion(reach, by_memory, filters, per_signal)
         expand(by_memory, rankings["graph"], weights["graph"])
     created = {item.memory_id: item.created_at for ranking in rankings.values() for item in ranking}
     groups = {item.memory_id: item.group for ranking in rankings.values() for item in ranking if item.group}
@@ -106,10 +107,10 @@ def search_hybrid(
     candidates.sort(key=lambda candidate: -candidate.score)
     candidates = _one_per_group(candidates, groups)
     if diversity > 0 and len(candidates) > 1:
-        candidates = _diversified(owner, candidates[: top_k * DIVERSITY_POOL_PER_RESULT], model_name, diversity, top_k)
+        candidates = _diversified(reach, candidates[: top_k * DIVERSITY_POOL_PER_RESULT], model_name, diversity, top_k)
     chosen = [candidate for candidate in candidates[:top_k] if candidate.score >= min_score]
     memories, duplicates = _load_with_groups(
-        owner,
+        reach,
         [candidate.memory_id for candidate in chosen],
         [groups[candidate.memory_id] for candidate in chosen if candidate.memory_id in groups],
     )
@@ -130,11 +131,11 @@ def search_hybrid(
     ]
 
 
-def _graph_expansion(owner: Owner, fused: dict[int, Fused], filters: MemoryFilters, limit: int) -> list[Ranked]:
+def _graph_expansion(reach: Reach, fused: dict[int, Fused], filters: MemoryFilters, limit: int) -> list[Ranked]:
     """The graph signal's ranking from the best GRAPH_SEEDS fused candidates."""
     seeds = sorted(fused.values(), key=lambda entry: (-entry.score, -entry.memory_id))[:GRAPH_SEEDS]
     return graph_ranking(
-        owner_id=owner.pk, seeds={entry.memory_id: entry.score for entry in seeds}, filters=filters, limit=limit
+        space_ids=reach.space_ids, seeds={entry.memory_id: entry.score for entry in seeds}, filters=filters, limit=limit
     )
 
 
@@ -159,7 +160,7 @@ def _one_per_group(candidates: list[_Candidate], groups: dict[int, int]) -> list
 
 
 def _load_with_groups(
-    owner: Owner, memory_ids: list[int], originals: list[int]
+    reach: Reach, memory_ids: list[int], originals: list[int]
 ) -> tuple[dict[int, Memory], dict[int, list[Memory]]]:
     """The chosen memories by id, and the current members of each of these groups of
     near-duplicates by the group's original, read in one query."""
@@ -169,7 +170,7 @@ def _load_with_groups(
     memories: dict[int, Memory] = {}
     members: dict[int, list[Memory]] = {}
     chosen, groups = set(memory_ids), set(originals)
-    for memory in memories_of(owner).filter(wanted).order_by("created_at", "id"):
+    for memory in memories_of(reach).filter(wanted).order_by("created_at", "id"):
         if memory.pk in chosen:
             memories[memory.pk] = memory
         group = memory.duplicate_of_id or memory.pk
@@ -196,11 +197,11 @@ def _weighed(
 
 
 def _diversified(
-    owner: Owner, candidates: list[_Candidate], model_name: str, diversity: float, count: int
+    reach: Reach, candidates: list[_Candidate], model_name: str, diversity: float, count: int
 ) -> list[_Candidate]:
     """MMR's picks, best first, each with its redundancy discount applied and explained."""
     ids = [candidate.memory_id for candidate in candidates]
-    vectors = memory_vectors(owner_id=owner.pk, memory_ids=ids, model=model_name) if model_name else {}
+    vectors = memory_vectors(space_ids=reach.space_ids, memory_ids=ids, model=model_name) if model_name else {}
     picks = diversify(
         [candidate.score for candidate in candidates],
         [vectors.get(candidate.memory_id) for candidate in candidates],

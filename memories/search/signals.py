@@ -1,4 +1,7 @@
-"""The retrieval signals, each filtered to the owner (and the request's filters) before ranking.
+"""The retrieval signals, each filtered to the spaces searched (and the request's filters) before
+ranking. Searching several spaces ranks as one search over their union would: the keyword
+statistics are summed over them, and each space's nearest chunks (from its own HNSW index, where
+it has one) compete for the vector signal's places.
 
 Every signal returns memory ids best first with its own score; fusion combines them.
 """
@@ -46,14 +49,14 @@ class Ranked:
 # when it is a memory's best match it counts for the predecessor too, which goes first: without
 # that, a fact an assistant wrote right after another one outranks it on the other one's topic.
 
-# The owner's chunks (`c`), passing the filters.
-_OWNER_CHUNKS_SQL = sql.SQL("""FROM memories_chunk c {join}
-    WHERE c.owner_id = %(owner)s AND c.model = %(model)s {filters}""")
+# The searched spaces' chunks (`c`), passing the filters: `spaces` is a condition on `c.space_id`.
+_SPACE_CHUNKS_SQL = sql.SQL("""FROM memories_chunk c {join}
+    WHERE {spaces} AND c.model = %(model)s {filters}""")
 # Those whose signatures (memories.models.VectorSignature) are nearest the query's, read from the
 # covering index alone: Hamming distance over a few hundred bytes costs a fraction of a cosine.
 _SHORTLISTED_CHUNKS_SQL = sql.SQL("""FROM memories_chunk c
     WHERE c.id = ANY(ARRAY(
-        SELECT c.id {owner_chunks}
+        SELECT c.id {space_chunks}
         ORDER BY c.signature <~> gnosem_vector_signature(%(vector)s::halfvec)
         LIMIT %(shortlist)s))""")
 # The nearest of those chunks by cosine; the distance is computed once per chunk and sorted by name
@@ -65,13 +68,14 @@ _NEAREST_SQL = sql.SQL("""
     {source}
     ORDER BY distance
     LIMIT %(chunks)s""")
-# The owner's nearest chunks as its HNSW index finds them (memories.indexing.vector_indexes; the expression
-# and the predicate are the index's), when it has a ready one, else as `scanned` finds them.
+# One space's nearest chunks as its HNSW index finds them (memories.indexing.vector_indexes; the
+# expression and the predicate, the space's id as a constant, are the index's), when it has a ready
+# one, else as `scanned` finds them.
 _INDEXED_NEAREST_SQL = sql.SQL("""
     SELECT * FROM (
         SELECT {columns}
         FROM memories_chunk c
-        WHERE c.owner_id = %(owner)s AND c.model = %(model)s
+        WHERE c.space_id = {space} AND c.model = %(model)s
         ORDER BY c.embedding::halfvec({dimensions}) <=> %(vector)s::halfvec({dimensions})
         LIMIT %(chunks)s
     ) indexed WHERE {ready}
@@ -79,9 +83,16 @@ _INDEXED_NEAREST_SQL = sql.SQL("""
     SELECT * FROM ({scanned}
     ) scanned WHERE NOT {ready}""")
 _INDEX_READY_SQL = sql.SQL("""EXISTS (
-        SELECT FROM memories_vectorindex WHERE owner_id = %(owner)s AND model = %(model)s AND ready)""")
+        SELECT FROM memories_vectorindex WHERE space_id = {space} AND model = %(model)s AND ready)""")
+# Several spaces: the nearest of each space's nearest.
+_SPACES_NEAREST_SQL = sql.SQL("""
+    SELECT * FROM ({parts}
+    ) per_space
+    ORDER BY distance
+    LIMIT %(chunks)s""")
 # Joined only when filtering on the memories: hashing every memory costs more than the scan.
-_FILTERED_MEMORY_JOIN_SQL = sql.SQL("JOIN memories_memory m ON m.id = c.memory_id AND m.owner_id = %(owner)s")
+_FILTERED_MEMORY_JOIN_SQL = sql.SQL("JOIN memories_memory m ON m.id = c.memory_id AND m.space_id = ANY(%(spaces)s)")
+_IN_SPACES_SQL = sql.SQL("c.space_id = ANY(%(spaces)s)")
 # A memory scores as its best chunk; its best own chunk (2, beyond any cosine distance, when there
 # is none) tells whether that is its in-context reading, and its place whether it makes the limit.
 _BEST_SQL = sql.SQL("""
@@ -145,33 +156,45 @@ BORROWED_YIELD = 0.001
 
 
 def vector_ranking(
-    *, owner_id: int, query_vector: np.ndarray, model: str, filters: MemoryFilters, limit: int, exact: bool = False
+    *,
+    space_ids: list[int],
+    query_vector: np.ndarray,
+    model: str,
+    filters: MemoryFilters,
+    limit: int,
+    exact: bool = False,
 ) -> list[Ranked]:
-    """Cosine similarity of the query to each chunk; a memory scores as its best chunk, or as its
-    successor's in-context reading when that is better (see `_VECTOR_SQL`).
+    """Cosine similarity of the query to each chunk of these spaces; a memory scores as its best
+    chunk, or as its successor's in-context reading when that is better (see `_VECTOR_SQL`).
 
-    The nearest chunks come from the owner's HNSW index when it has one (a large owner,
-    memories.indexing.vector_indexes) and the search is not filtered; otherwise the cosine is computed for
-    the chunks shortlisted by signature (`_SHORTLISTED_CHUNKS_SQL`). With `exact` it is computed
-    for every chunk of the owner: the reference both are measured against.
+    Unless the search is filtered, each space's nearest chunks come from its HNSW index when it
+    has one (a large space, memories.indexing.vector_indexes), and otherwise from the cosine
+    computed for the chunks shortlisted by signature (`_SHORTLISTED_CHUNKS_SQL`); the nearest of
+    those win. A filtered search shortlists over all the spaces at once (an index's nearest would
+    hold too few of its memories). With `exact` the cosine is computed for every chunk of the
+    spaces: the reference both are measured against.
     """
+    if not space_ids:
+        return []
     filters_sql, filter_params = _filters_sql(filters)
-    # Superseded memories are dropped from the nearest memories, not before: a join on every
-    # chunk's memory would cost more than the scan (so a superseded memory may take a place).
-    owner_chunks = _OWNER_CHUNKS_SQL.format(
-        join=_FILTERED_MEMORY_JOIN_SQL if filter_params else sql.SQL(""), filters=filters_sql
-    )
-    nearest = _NEAREST_SQL.format(
-        columns=_NEAREST_COLUMNS_SQL,
-        source=owner_chunks if exact else _SHORTLISTED_CHUNKS_SQL.format(owner_chunks=owner_chunks),
-    )
-    if not exact and not filter_params:
-        # A filtered search would find too few of its memories among the index's nearest.
-        nearest = _INDEXED_NEAREST_SQL.format(
+    if exact or filter_params:
+        # Superseded memories are dropped from the nearest memories, not before: a join on every
+        # chunk's memory would cost more than the scan (so a superseded memory may take a place).
+        space_chunks = _SPACE_CHUNKS_SQL.format(
+            spaces=_IN_SPACES_SQL, join=_FILTERED_MEMORY_JOIN_SQL if filter_params else sql.SQL(""), filters=filters_sql
+        )
+        nearest = _NEAREST_SQL.format(
             columns=_NEAREST_COLUMNS_SQL,
-            dimensions=sql.Literal(len(query_vector)),
-            ready=_INDEX_READY_SQL,
-            scanned=nearest,
+            source=space_chunks if exact else _SHORTLISTED_CHUNKS_SQL.format(space_chunks=space_chunks),
+        )
+    else:
+        parts = [_space_nearest_sql(space_id, len(query_vector)) for space_id in space_ids]
+        nearest = (
+            parts[0]
+            if len(parts) == 1
+            else _SPACES_NEAREST_SQL.format(
+                parts=sql.SQL("\n    UNION ALL").join(sql.SQL("(") + part + sql.SQL(")") for part in parts)
+            )
         )
     query = _VECTOR_SQL.format(
         nearest=nearest,
@@ -188,7 +211,7 @@ def vector_ranking(
             query,
             {
                 "vector": Vector(query_vector).to_text(),
-                "owner": owner_id,
+                "spaces": space_ids,
                 "model": model,
                 "shortlist": limit * SHORTLIST_PER_MEMORY,
                 "chunks": limit * CHUNKS_PER_MEMORY,
@@ -211,6 +234,24 @@ def vector_ranking(
             )
             for memory_id, score, created_at, lent, length, question, group, *neighbours in cursor.fetchall()
         ]
+
+
+def _space_nearest_sql(space_id: int, dimensions: int) -> sql.Composed:
+    """One space's nearest chunks: from its HNSW index once ready, else shortlisted by signature."""
+    space = sql.Literal(space_id)
+    space_chunks = _SPACE_CHUNKS_SQL.format(
+        spaces=sql.SQL("c.space_id = {}").format(space), join=sql.SQL(""), filters=sql.SQL("")
+    )
+    scanned = _NEAREST_SQL.format(
+        columns=_NEAREST_COLUMNS_SQL, source=_SHORTLISTED_CHUNKS_SQL.format(space_chunks=space_chunks)
+    )
+    return _INDEXED_NEAREST_SQL.format(
+        columns=_NEAREST_COLUMNS_SQL,
+        space=space,
+        dimensions=sql.Literal(dimensions),
+        ready=_INDEX_READY_SQL.format(space=space),
+        scanned=scanned,
+    )
 
 
 def _current_sql(filters: MemoryFilters, table: str) -> sql.Composable:
@@ -246,13 +287,16 @@ WITH terms AS MATERIALIZED (
     FROM unnest(tsvector_to_array(gnosem_search_vector(%(query)s))) AS lexeme
 ),
 corpus AS MATERIALIZED (
-    SELECT documents::float8 AS n, greatest(total_length::float8 / greatest(documents, 1), 1) AS avgdl
-    FROM memories_owner_corpus WHERE owner_id = %(owner)s
+    SELECT sum(documents)::float8 AS n, greatest(sum(total_length)::float8 / greatest(sum(documents), 1), 1) AS avgdl
+    FROM memories_space_corpus WHERE space_id = ANY(%(spaces)s)
+    HAVING count(*) > 0
 ),
 statistics AS MATERIALIZED (
     SELECT t.lexeme, ln(1 + (corpus.n - coalesce(s.df, 0) + 0.5) / (coalesce(s.df, 0) + 0.5)) AS idf
     FROM terms t CROSS JOIN corpus
-    LEFT JOIN memories_owner_terms s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
+    CROSS JOIN LATERAL (
+        SELECT sum(df) AS df FROM memories_space_terms WHERE space_id = ANY(%(spaces)s) AND lexeme = t.lexeme
+    ) s
 ),
 ranked AS (
     -- Summed over the query's postings, read from their key alone (memories.models.TermPosting).
@@ -261,7 +305,7 @@ ranked AS (
     ) AS score,
         sum(f.idf) / (SELECT sum(idf) FROM statistics) AS coverage
     FROM statistics f
-    JOIN memories_term_posting p ON p.owner_id = %(owner)s AND p.lexeme = f.lexeme {current}
+    JOIN memories_term_posting p ON p.space_id = ANY(%(spaces)s) AND p.lexeme = f.lexeme {current}
     {filtered}
     CROSS JOIN corpus
     GROUP BY p.memory_id
@@ -275,15 +319,15 @@ FROM ranked r JOIN memories_memory m ON m.id = r.id
 ORDER BY r.score DESC, r.id DESC
 """)
 # Joined only when filtering on the memories: most searches read the postings alone.
-_FILTERED_POSTINGS_JOIN_SQL = sql.SQL("JOIN memories_memory m ON m.id = p.memory_id AND m.owner_id = %(owner)s")
+_FILTERED_POSTINGS_JOIN_SQL = sql.SQL("JOIN memories_memory m ON m.id = p.memory_id AND m.space_id = ANY(%(spaces)s)")
 
 
-def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
-    """BM25 over the owner's memories, summed in PostgreSQL over the postings of the query's terms.
+def keyword_ranking(*, space_ids: list[int], query: str, filters: MemoryFilters, limit: int) -> list[Ranked]:
+    """BM25 over these spaces' memories, summed in PostgreSQL over the postings of the query's terms.
 
-    Document frequencies and average length come from the owner's memories only (the
-    trigger-maintained memories_owner_terms / memories_owner_corpus tables), so one user's
-    vocabulary never shifts another's scores.
+    Document frequencies and average length come from these spaces' memories only (the
+    trigger-maintained memories_space_terms / memories_space_corpus tables, summed over the
+    spaces), so what other spaces hold never shifts the scores.
     """
     filters_sql, filter_params = _filters_sql(filters)
     statement = _BM25_SQL.format(
@@ -298,7 +342,7 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
     with connection.cursor() as cursor:
         cursor.execute(
             statement,
-            {"query": query, "owner": owner_id, "limit": limit, "window": CONTEXT_WINDOW, **filter_params},  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
+            {"query": query, "spaces": space_ids, "limit": limit, "window": CONTEXT_WINDOW, **filter_params},  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
         )
         return [
             Ranked(
@@ -317,7 +361,7 @@ def keyword_ranking(*, owner_id: int, query: str, filters: MemoryFilters, limit:
 
 # Graph expansion: from the seeds (the best fused candidates, with their scores), through the
 # entities they mention, to the other memories mentioning them. An entity counts by the seed's score,
-# both mentions' weights and its rarity among the owner's memories (ln N / df); one mentioned by more
+# both mentions' weights and its rarity among the searched memories (ln N / df); one mentioned by more
 # than GRAPH_MAX_SHARE of them (a speaker's name in every turn) links too much to say anything, and
 # one mentioned by its seed alone links nothing. A seed reached from another seed scores too (but never
 # through its own mentions).
@@ -326,9 +370,10 @@ WITH seed (memory_id, score) AS (
     SELECT * FROM unnest(%(seeds)s::bigint[], %(scores)s::float8[])
 ),
 corpus AS MATERIALIZED (
-    SELECT greatest(documents, 1)::float8 AS n,
-           least(%(max_df)s, greatest(%(min_df)s, documents * %(share)s)) AS max_df
-    FROM memories_owner_corpus WHERE owner_id = %(owner)s
+    SELECT greatest(sum(documents), 1)::float8 AS n,
+           least(%(max_df)s, greatest(%(min_df)s, sum(documents) * %(share)s)) AS max_df
+    FROM memories_space_corpus WHERE space_id = ANY(%(spaces)s)
+    HAVING count(*) > 0
 ),
 linked AS MATERIALIZED (
     SELECT n.entity_id, seed.memory_id AS seed_id, seed.score * n.weight * ln(corpus.n / d.df) AS strength
@@ -357,11 +402,11 @@ SELECT r.memory_id, r.score, m.created_at, {group} AS near_duplicate_group,
            GROUP BY e.id, e.name ORDER BY max(l.strength) DESC, e.name LIMIT %(via)s
        ) AS via
 FROM reached r
-JOIN memories_memory m ON m.id = r.memory_id AND m.owner_id = %(owner)s {current} {filters}
+JOIN memories_memory m ON m.id = r.memory_id AND m.space_id = ANY(%(spaces)s) {current} {filters}
 ORDER BY r.score DESC, r.memory_id DESC
 LIMIT %(limit)s
 """)
-# An entity counts in graph expansion when mentioned by at most this share of the owner's memories,
+# An entity counts in graph expansion when mentioned by at most this share of the searched memories,
 # but never fewer than GRAPH_MIN_MAX_DF nor more than GRAPH_MAX_DF of them.
 GRAPH_MAX_SHARE = 0.05
 GRAPH_MIN_MAX_DF = 5
@@ -370,8 +415,8 @@ GRAPH_MAX_DF = 500
 GRAPH_VIA = 3
 
 
-def graph_ranking(*, owner_id: int, seeds: dict[int, float], filters: MemoryFilters, limit: int) -> list[Ranked]:
-    """The owner's memories sharing entities with the `seeds` ({memory id: score}), best first
+def graph_ranking(*, space_ids: list[int], seeds: dict[int, float], filters: MemoryFilters, limit: int) -> list[Ranked]:
+    """These spaces' memories sharing entities with the `seeds` ({memory id: score}), best first
     (see `_GRAPH_SQL`): the graph expansion signal (memories.graph.linking)."""
     if not seeds:
         return []
@@ -385,7 +430,7 @@ def graph_ranking(*, owner_id: int, seeds: dict[int, float], filters: MemoryFilt
         cursor.execute(
             statement,
             {
-                "owner": owner_id,
+                "spaces": space_ids,
                 "seeds": list(seeds),
                 "scores": list(seeds.values()),
                 "share": GRAPH_MAX_SHARE,
@@ -404,7 +449,7 @@ def graph_ranking(*, owner_id: int, seeds: dict[int, float], filters: MemoryFilt
 
 _MEMORY_VECTORS_SQL = """
 SELECT memory_id, halfvec_send(embedding) FROM memories_chunk
-WHERE owner_id = %(owner)s AND memory_id = ANY(%(ids)s) AND model = %(model)s
+WHERE space_id = ANY(%(spaces)s) AND memory_id = ANY(%(ids)s) AND model = %(model)s
 """
 
 
@@ -415,11 +460,11 @@ def halfvec_from_binary(raw: bytes | memoryview) -> np.ndarray:
     return np.frombuffer(bytes(raw), dtype=">f2", offset=4).astype(np.float32)
 
 
-def memory_vectors(*, owner_id: int, memory_ids: list[int], model: str) -> dict[int, np.ndarray]:
-    """One unit vector per embedded memory of the owner (the mean direction of its chunks), for MMR."""
+def memory_vectors(*, space_ids: list[int], memory_ids: list[int], model: str) -> dict[int, np.ndarray]:
+    """One unit vector per embedded memory of these spaces (the mean direction of its chunks), for MMR."""
     sums: dict[int, np.ndarray] = {}
     with connection.cursor() as cursor:
-        cursor.execute(_MEMORY_VECTORS_SQL, {"owner": owner_id, "ids": memory_ids, "model": model})
+        cursor.execute(_MEMORY_VECTORS_SQL, {"spaces": space_ids, "ids": memory_ids, "model": model})
         for memory_id, raw in cursor.fetchall():
             vector = halfvec_from_binary(raw)
             sums[memory_id] = sums[memory_id] + vector if memory_id in sums else vector

@@ -1,5 +1,6 @@
-"""Export: every memory and note of one owner as one JSON document (`memories.transfer.document`),
-streamed a batch at a time."""
+"""Export: every memory and note of one space as one JSON document (`memories.transfer.document`),
+streamed a batch at a time. Every member exports their personal space; a team space is exported
+whole by its owners and admins."""
 
 import json
 from collections.abc import Callable, Iterator
@@ -9,7 +10,9 @@ from django.db.models import Prefetch
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
-from gnosem.types import Owner
+from accounts.models import Role
+from accounts.reach import Actor, Reach, reach_of
+from gnosem.errors import PermissionDenied
 from memories.models import Memory, MemoryRevision, Note
 from memories.notes.services import notes_of
 from memories.presenters import revision_to_dict
@@ -17,10 +20,21 @@ from memories.selectors import memories_of
 from memories.transfer.document import FORMAT, VERSION, note_batch
 
 
-def export_response(owner: Owner) -> StreamingHttpResponse:
-    """The owner's export as a file download, streamed, its name stamped with the time (UTC): what
-    the web page and the API answer with."""
-    response = StreamingHttpResponse(export_chunks(owner), content_type="application/json")
+def exported_space(owner: Actor, space: object = None) -> Reach:
+    """The reach of one export: the space named (a reached space's name or id), or the caller's
+    default write space. A team space only for its owners and admins (PermissionDenied)."""
+    reach = reach_of(owner)
+    exported = reach.narrowed(space) if space is not None else reach.within(reach.default_space().id)
+    (only,) = exported.spaces
+    if not only.is_personal and only.role not in (Role.OWNER, Role.ADMIN):
+        raise PermissionDenied(f"Only the owners and admins of {only.name!r} export it whole.")
+    return exported
+
+
+def export_response(owner: Actor, space: object = None) -> StreamingHttpResponse:
+    """The export of one space (`exported_space`) as a file download, streamed, its name stamped
+    with the time (UTC): what the web page and the API answer with."""
+    response = StreamingHttpResponse(export_chunks(exported_space(owner, space)), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="gnosem-export-{timezone.now():%Y%m%d-%H%M%S}.json"'
     return response
 
@@ -57,25 +71,25 @@ def note_to_export(note: Note) -> dict[str, Any]:
     }
 
 
-def export_count(owner: Owner) -> int:
-    """How many memories an export of this owner holds."""
-    return memories_of(owner).count()
+def export_count(space: Reach) -> int:
+    """How many memories an export of this space (`exported_space`) holds."""
+    return memories_of(space).count()
 
 
-def export_chunks(owner: Owner, *, progress: Callable[[int], object] | None = None) -> Iterator[str]:
-    """The owner's export document in pieces (one memory or note per line), memories then notes,
+def export_chunks(space: Reach, *, progress: Callable[[int], object] | None = None) -> Iterator[str]:
+    """The export document of a space (`exported_space`) in pieces (one memory or note per line), memories then notes,
     each oldest first, read from the database a batch at a time so that any number of them streams
     in bounded memory. `progress(n)` is called after each memory written out."""
     header = json.dumps({"format": FORMAT, "version": VERSION, "exported_at": timezone.now().isoformat()})
     yield header[:-1] + ', "memories": ['
     revisions = Prefetch("revisions", queryset=MemoryRevision.objects.order_by("-replaced_at", "-id"))
-    queryset = memories_of(owner).prefetch_related(revisions).order_by("created_at", "id")
+    queryset = memories_of(space).prefetch_related(revisions).order_by("created_at", "id")
     for index, memory in enumerate(queryset.iterator(chunk_size=1000)):
         yield ("\n" if index == 0 else ",\n") + json.dumps(memory_to_export(memory), ensure_ascii=False)
         if progress:
             progress(1)
     yield '\n], "notes": ['
-    notes = notes_of(owner).order_by("created_at", "id")
+    notes = notes_of(space).order_by("created_at", "id")
     for index, note in enumerate(notes.iterator(chunk_size=note_batch())):
         yield ("\n" if index == 0 else ",\n") + json.dumps(note_to_export(note), ensure_ascii=False)
     yield "\n]}\n"

@@ -1,9 +1,9 @@
-"""Import of an export document into an owner's memories and notes.
+"""Import of an export document into the memories and notes of one space.
 
 Import validates the whole document before writing anything, then writes everything in one
-transaction (all or nothing). It keeps timestamps and, where the owner has no memory with it yet,
-the id (ids are unique per owner: nothing in an import's outcome depends on other users' data); it
-skips exact duplicates (same content and creation time as a memory the owner already has, or as an
+transaction (all or nothing). It keeps timestamps and, where the space has no memory with it yet,
+the id (ids are unique per space: nothing in an import's outcome depends on other spaces' data); it
+skips exact duplicates (same content and creation time as a memory the space already has, or as an
 earlier entry of the file; for a note, the same title too). A compressed form is kept only if it
 passes the guard a model's answer must pass (assistants read it in place of the text); otherwise it
 is dropped and the memory's compression decided afresh. Imported memories and notes are embedded
@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import QuerySet
 from django.db.models.functions import MD5
 from django.utils import timezone
 
 from accounts.models import Space
-from accounts.spaces import personal_space_of
+from accounts.reach import Actor, Reach, reach_of
 from gnosem.errors import ValidationError
 from gnosem.types import Owner
 from memories.compression.services import awaiting_compression, guard, reset_compression
@@ -64,7 +63,7 @@ ID_LOOKUP_BATCH = 10_000
 @dataclass(frozen=True)
 class ImportReport:
     """What an import did: `imported` new memories, `duplicates` skipped, how many of the imported
-    ones got a new id because the owner already had theirs, and how many compressed forms were
+    ones got a new id because the space already had theirs, and how many compressed forms were
     dropped for failing the guard; then the same for notes."""
 
     imported: int
@@ -386,21 +385,28 @@ def _loops(links: Mapping[_Place, _Place | None]) -> list[list[_Place]]:
     return found
 
 
-def import_memories(*, owner: Owner, document: object, progress: Callable[[int], object] | None = None) -> ImportReport:
-    """Import a parsed export document into the owner's memories and notes, all or nothing.
+def import_memories(
+    *, owner: Actor, document: object, progress: Callable[[int], object] | None = None, space: object = None
+) -> ImportReport:
+    """Import a parsed export document into the memories and notes of `space` (a reached space's
+    name or id the caller may write; default: the default write space), all or nothing.
     `progress(n)` is called as memory entries are written (or skipped)."""
+    reach = reach_of(owner)
+    space_id = reach.write_space(space).id
+    target = reach.within(space_id)
+    user = reach.user
     entries, note_entries = _clean_document(document)
     with transaction.atomic():
-        # One import of an owner at a time: two at once could both find an id or a duplicate
+        # One import into a space at a time: two at once could both find an id or a duplicate
         # free and then collide at the insert.
-        get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
-        existing = _existing_keys(owner, entries)
+        Space.objects.select_for_update().filter(pk=space_id).first()
+        existing = _existing_keys(target, entries)
         fresh: list[_Entry] = []
         for entry in entries:
             if entry.key not in existing:
                 existing.add(entry.key)
                 fresh.append(entry)
-        existing_notes = _existing_note_keys(owner, note_entries)
+        existing_notes = _existing_note_keys(target, note_entries)
         fresh_notes: list[_NoteEntry] = []
         for note_entry in note_entries:
             if note_entry.key not in existing_notes:
@@ -409,24 +415,23 @@ def import_memories(*, owner: Owner, document: object, progress: Callable[[int],
         # Everything the import would store counts: texts, compressed forms, earlier versions, notes.
         texts = [text for entry in fresh for text in _stored_texts(entry)]
         texts += [note_entry.content for note_entry in fresh_notes]
-        quota_check(owner=owner, items=len(fresh) + len(fresh_notes), **text_growth(added=texts))
+        quota_check(owner=user, items=len(fresh) + len(fresh_notes), **text_growth(added=texts))
         if progress and len(entries) > len(fresh):
             progress(len(entries) - len(fresh))
-        taken = _taken_ids(owner, [entry.public_id for entry in fresh if entry.public_id])
+        taken = _taken_ids(target, [entry.public_id for entry in fresh if entry.public_id])
         new_ids = 0
-        space = personal_space_of(owner)
         memories = []
         for entry in fresh:
             kept_id = entry.public_id if entry.public_id not in taken else None
             new_ids += entry.public_id is not None and kept_id is None
-            memories.append(_memory_from(owner, space, entry, kept_id or uuid.uuid4()))
+            memories.append(_memory_from(user, space_id, entry, kept_id or uuid.uuid4()))
         created_ids: list[int] = []
         for start in range(0, len(memories), INSERT_BATCH):
             batch = Memory.objects.bulk_create(memories[start : start + INSERT_BATCH])
             created_ids.extend(memory.pk for memory in batch)
             if progress:
                 progress(len(batch))
-        _restore_links(owner, entries, fresh, memories)
+        _restore_links(target, entries, fresh, memories)
         MemoryRevision.objects.bulk_create(
             [
                 MemoryRevision(memory=memory, **{field: getattr(revision, field) for field in REVISION_FIELDS})
@@ -436,10 +441,12 @@ def import_memories(*, owner: Owner, document: object, progress: Callable[[int],
             batch_size=INSERT_BATCH,
         )
         enqueue_indexing(created_ids)
-        memories_reread_after_import(owner=owner, memories=memories)  # embedded ones that read an imported one now
+        memories_reread_after_import(
+            space_id=space_id, memories=memories
+        )  # embedded ones that read an imported one now
         # Those arriving without a compressed form, when a model is on.
         enqueue_compression(awaiting_compression(memories))
-        notes_new_ids = _create_notes(owner, fresh_notes)
+        notes_new_ids = _create_notes(target, space_id, fresh_notes)
     return ImportReport(
         imported=len(memories),
         duplicates=len(entries) - len(fresh),
@@ -456,12 +463,11 @@ def _stored_texts(entry: _Entry) -> list[str | None]:
     return [entry.content, entry.content_optimized, *(revision.content for revision in entry.revisions)]
 
 
-def _create_notes(owner: Owner, entries: list[_NoteEntry]) -> int:
-    """Save the notes, `pending` and queued for embedding (on commit); returns how many got a new
-    id because the owner already had theirs."""
-    taken = _taken_ids(owner, [entry.public_id for entry in entries if entry.public_id], notes_of)
+def _create_notes(target: Reach, space_id: int, entries: list[_NoteEntry]) -> int:
+    """Save the notes into the target space, `pending` and queued for embedding (on commit);
+    returns how many got a new id because the space already had theirs."""
+    taken = _taken_ids(target, [entry.public_id for entry in entries if entry.public_id], notes_of)
     now = timezone.now()
-    space = personal_space_of(owner)
     notes, new_ids = [], 0
     for entry in entries:
         kept_id = entry.public_id if entry.public_id not in taken else None
@@ -469,9 +475,8 @@ def _create_notes(owner: Owner, entries: list[_NoteEntry]) -> int:
         notes.append(
             Note(
                 public_id=kept_id or uuid.uuid4(),
-                owner=owner,
-                space=space,
-                author=owner,
+                space_id=space_id,
+                author=target.user,
                 title=entry.title,
                 content=entry.content,
                 format=entry.format,
@@ -489,14 +494,14 @@ def _create_notes(owner: Owner, entries: list[_NoteEntry]) -> int:
     return new_ids
 
 
-def _restore_links(owner: Owner, entries: list[_Entry], fresh: list[_Entry], memories: list[Memory]) -> None:
+def _restore_links(space: Reach, entries: list[_Entry], fresh: list[_Entry], memories: list[Memory]) -> None:
     """Point each imported memory (`memories`, saved from `fresh`) the file links to another entry
     (LINK_FIELDS) to the memory imported for that entry or, when that one was skipped as a
-    duplicate, to the owner's memory it duplicates."""
+    duplicate, to the space's memory it duplicates."""
     imported = {entry.public_id: memory for entry, memory in zip(fresh, memories, strict=True) if entry.public_id}
     by_file_id = {entry.public_id: entry for entry in entries if entry.public_id}
     targets = {getattr(entry, field) for entry in fresh for field in LINK_FIELDS} - {None}
-    existing = _memories_with_keys(owner, {by_file_id[target].key for target in targets - set(imported)})
+    existing = _memories_with_keys(space, {by_file_id[target].key for target in targets - set(imported)})
     links: dict[str, dict[int, Memory]] = {field: {} for field in LINK_FIELDS}
     for entry, memory in zip(fresh, memories, strict=True):
         for field in LINK_FIELDS:
@@ -506,7 +511,7 @@ def _restore_links(owner: Owner, entries: list[_Entry], fresh: list[_Entry], mem
             if other is not None and other.pk != memory.pk:  # the same text twice in the file: no link
                 links[field][memory.pk] = other
     # Two entries stored as one memory (the same text at the same time: the second is skipped) can
-    # turn a chain of links into a loop; the owner's other memories link to none imported, so a
+    # turn a chain of links into a loop; the space's other memories link to none imported, so a
     # loop lies among these links. It is broken where the data migration breaks stored ones: a loop
     # of corrections at its newest memory, which stays current; a loop of near-duplicates at its
     # oldest, which stays the original.
@@ -522,23 +527,23 @@ def _restore_links(owner: Owner, entries: list[_Entry], fresh: list[_Entry], mem
     Memory.objects.bulk_update(list(linked.values()), LINK_FIELDS, batch_size=INSERT_BATCH)
 
 
-def _memories_with_keys(owner: Owner, keys: set[tuple[str, datetime]]) -> dict[tuple[str, datetime], Memory]:
-    """The owner's memories by (content digest, creation time), for these keys."""
+def _memories_with_keys(space: Reach, keys: set[tuple[str, datetime]]) -> dict[tuple[str, datetime], Memory]:
+    """The target space's memories by (content digest, creation time), for these keys."""
     found: dict[tuple[str, datetime], Memory] = {}
     for created_at in {created_at for _, created_at in keys}:
-        for memory in memories_of(owner).filter(created_at=created_at).annotate(digest=MD5("content")):
+        for memory in memories_of(space).filter(created_at=created_at).annotate(digest=MD5("content")):
             if (memory.digest, created_at) in keys:
                 found[(memory.digest, created_at)] = memory
     return found
 
 
-def _existing_keys(owner: Owner, entries: list[_Entry]) -> set[tuple[str, datetime]]:
-    """(content digest, creation time) of the owner's memories in the file's time span: the
+def _existing_keys(space: Reach, entries: list[_Entry]) -> set[tuple[str, datetime]]:
+    """(content digest, creation time) of the target space's memories in the file's time span: the
     duplicate check. A range, not a list of times: a query holds at most 65,535 parameters."""
     if not entries:
         return set()
     return set(
-        memories_of(owner)
+        memories_of(space)
         .filter(
             created_at__gte=min(entry.created_at for entry in entries),
             created_at__lte=max(entry.created_at for entry in entries),
@@ -548,13 +553,13 @@ def _existing_keys(owner: Owner, entries: list[_Entry]) -> set[tuple[str, dateti
     )
 
 
-def _existing_note_keys(owner: Owner, entries: list[_NoteEntry]) -> set[tuple[str, str, datetime]]:
-    """(title, content digest, creation time) of the owner's notes in the file's time span: the
+def _existing_note_keys(space: Reach, entries: list[_NoteEntry]) -> set[tuple[str, str, datetime]]:
+    """(title, content digest, creation time) of the target space's notes in the file's time span: the
     duplicate check, as for memories."""
     if not entries:
         return set()
     return set(
-        notes_of(owner)
+        notes_of(space)
         .filter(
             created_at__gte=min(entry.created_at for entry in entries),
             created_at__lte=max(entry.created_at for entry in entries),
@@ -565,14 +570,14 @@ def _existing_note_keys(owner: Owner, entries: list[_NoteEntry]) -> set[tuple[st
 
 
 def _taken_ids(
-    owner: Owner, public_ids: list[uuid.UUID], scope: Callable[[Owner], QuerySet[Any]] = memories_of
+    space: Reach, public_ids: list[uuid.UUID], scope: Callable[[Actor], QuerySet[Any]] = memories_of
 ) -> set[uuid.UUID]:
-    """Which of these ids the owner's memories (or, with `scope=notes_of`, notes) already have
-    (other users' never matter: ids are unique per owner), asked a batch at a time."""
+    """Which of these ids the target space's memories (or, with `scope=notes_of`, notes) already
+    have (other spaces' never matter: ids are unique per space), asked a batch at a time."""
     taken: set[uuid.UUID] = set()
     for start in range(0, len(public_ids), ID_LOOKUP_BATCH):
         batch = public_ids[start : start + ID_LOOKUP_BATCH]
-        taken.update(scope(owner).filter(public_id__in=batch).values_list("public_id", flat=True))
+        taken.update(scope(space).filter(public_id__in=batch).values_list("public_id", flat=True))
     return taken
 
 
@@ -581,15 +586,14 @@ def _taken_ids(
 _UNDECIDED = {CompressionStatus.PENDING, CompressionStatus.DISABLED, CompressionStatus.COMPRESSED}
 
 
-def _memory_from(owner: Owner, space: Space, entry: _Entry, public_id: uuid.UUID) -> Memory:
+def _memory_from(author: Owner, space_id: int, entry: _Entry, public_id: uuid.UUID) -> Memory:
     now = timezone.now()
     memory = Memory(
         pinned=entry.pinned,
         also_written_by=list(entry.also_written_by),
         public_id=public_id,
-        owner=owner,
-        space=space,
-        author=owner,
+        space_id=space_id,
+        author=author,
         content=entry.content,
         content_optimized=entry.content_optimized,
         compression_status=entry.compression_status,

@@ -12,7 +12,7 @@ from gnosem.errors import QuotaExceeded, ValidationError
 from gnosem.types import SignedInRequest
 from memories.limits.rates import import_rate_limit_hit
 from memories.transfer.document import import_limit_description, parse_document
-from memories.transfer.export import export_count, export_response
+from memories.transfer.export import export_count, export_response, exported_space
 from memories.transfer.importing import import_memories
 from memories.views.shared import rate_limited
 
@@ -31,7 +31,7 @@ def export_download(request: SignedInRequest) -> StreamingHttpResponse:
 def transfer_page(request: SignedInRequest) -> HttpResponse:
     """Export (a link) and import (an upload form); POST imports the uploaded file (uploads over
     the size limit never get here: memories.middleware refuses them unread)."""
-    context = {"count": export_count(request.user), "limit": import_limit_description()}
+    context = {"count": export_count(exported_space(request.user)), "limit": import_limit_description()}
     if request.method == "GET":
         return render(request, "memories/transfer.html", context)
     upload = request.FILES.get("file")

@@ -16,7 +16,7 @@ from accounts.models import ActivityAction, ActivityEvent, ApiToken
 from accounts.tasks import prune_activity_task
 from accounts.tokens import token_authenticate
 from memories import services
-from memories.transfer.export import export_chunks
+from memories.transfer.export import export_chunks, exported_space
 
 PASSWORD = "correct horse battery staple 42"
 
@@ -62,7 +62,7 @@ def test_sign_ins_and_failed_sign_ins_are_logged(client, owner):
 
 def test_exports_and_imports_on_the_pages_are_logged_with_counts(owner_client, owner, stranger):
     services.memory_write(owner=stranger, content="moving over")
-    document = "".join(export_chunks(stranger)).encode()
+    document = "".join(export_chunks(exported_space(stranger))).encode()
     owner_client.post(reverse("transfer"), {"file": SimpleUploadedFile("mine.json", document)})
     imported = only_event(owner, ActivityAction.IMPORTED)
     assert imported.detail["via"] == "web" and imported.detail["file"] == "mine.json"

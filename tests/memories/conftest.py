@@ -129,7 +129,7 @@ def import_dated(index) -> Callable[..., list[Memory]]:
         ]
         with transaction.atomic():
             import_memories(owner=owner, document={"format": "gnosem-export", "version": 2, "memories": entries})
-        imported = Memory.objects.filter(owner=owner).order_by("-id")[: len(memories)]
+        imported = Memory.objects.filter(space__personal_of=owner).order_by("-id")[: len(memories)]
         indexed = index(*sorted(imported, key=lambda memory: memory.pk))
         for memory in indexed:
             if memory.duplicate_of_id:

@@ -24,7 +24,7 @@ def test_a_write_that_supersedes_a_memory_points_it_to_its_successor(owner):
 
     old.refresh_from_db()
     assert old.superseded_by == new
-    assert Memory.objects.filter(owner=owner).count() == 2  # nothing is lost
+    assert Memory.objects.filter(space__personal_of=owner).count() == 2  # nothing is lost
 
 
 def test_superseded_memories_leave_search_lists_counts_and_session_start_unless_included(owner, write_indexed):
@@ -65,7 +65,7 @@ def test_superseding_an_id_the_owner_does_not_have_is_refused_and_nothing_is_wri
 
     assert refused.value.field == "supersedes"
     assert str(target) in refused.value.message
-    assert not Memory.objects.filter(owner=owner).exists()
+    assert not Memory.objects.filter(space__personal_of=owner).exists()
     theirs.refresh_from_db()
     assert theirs.superseded_by is None
 
@@ -126,7 +126,7 @@ def test_mcp_refuses_a_strangers_id_in_supersedes_with_a_clear_message(mcp, stra
     message = mcp.fails("memory_write", {"content": THURSDAYS, "supersedes": [str(theirs.public_id)]})
 
     assert message.startswith("Invalid argument `supersedes`: no memory with id")
-    assert Memory.objects.filter(owner=stranger).count() == 1
+    assert Memory.objects.filter(space__personal_of=stranger).count() == 1
     assert Memory.objects.count() == 1
 
 

@@ -26,14 +26,15 @@ from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from accounts.spaces import personal_space_of
 from gnosem.errors import NotFound, ValidationError
 from memories import selectors, services
 from memories.graph.explore import graph_explore
 from memories.indexing.sequences import embedding_pieces
-from memories.models import Chunk, Entity, EntityMention, IndexingStatus, Memory, OwnerCorpusStatistic
+from memories.models import Chunk, Entity, EntityMention, IndexingStatus, Memory, SpaceCorpusStatistic
 from memories.search.pipeline import search_hybrid
 from memories.selectors import MemoryFilters
-from memories.transfer.export import export_chunks
+from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import import_memories
 from tests.memories.mcp.conftest import LEGACY, MODERN, McpCaller
 
@@ -265,7 +266,7 @@ def do_explore(actor: Actor, entity_id: uuid.UUID, via: str, version: str) -> tu
 
 def do_export(actor: Actor, via: str) -> dict:
     if via == "service":
-        return json.loads("".join(export_chunks(actor.user)))
+        return json.loads("".join(export_chunks(exported_space(actor.user))))
     response = (
         actor.api.get(reverse("api-export"), headers=actor.auth)
         if via == "rest"
@@ -304,18 +305,23 @@ def check_world(actors: list[Actor], model: Model) -> None:
     """The database holds exactly what the model says, per user; nothing derived from one user's
     memories (vectors, in-context readings, keyword statistics) involves the other's."""
     for actor in actors:
-        rows = {(m.public_id, m.content) for m in Memory.objects.filter(owner=actor.user)}
-        expect(rows == {(pid, held.content) for pid, held in model[actor.name].items()}, f"{actor.name}'s memories")
-        documents = OwnerCorpusStatistic.objects.filter(owner=actor.user).values_list("documents", flat=True).first()
+        space = personal_space_of(actor.user)
+        rows = {(m.public_id, m.content, m.author_id) for m in Memory.objects.filter(space=space)}
+        expected = {(pid, held.content, actor.user.pk) for pid, held in model[actor.name].items()}
+        expect(rows == expected, f"{actor.name}'s memories")
+        documents = SpaceCorpusStatistic.objects.filter(space=space).values_list("documents", flat=True).first()
         expect((documents or 0) == len(model[actor.name]), f"{actor.name}'s keyword statistics count other memories")
-    expect(not Chunk.objects.exclude(owner_id=F("memory__owner_id")).exists(), "a chunk filed under another owner")
-    memories = list(Memory.objects.filter(owner__in=[actor.user for actor in actors]))
-    texts = {actor.user.pk: " ".join(held.content for held in model[actor.name].values()) for actor in actors}
+    expect(not Chunk.objects.exclude(space_id=F("memory__space_id")).exists(), "a chunk filed under another space")
+    memories = list(Memory.objects.filter(space__personal_of__in=[actor.user for actor in actors]))
+    texts = {
+        personal_space_of(actor.user).pk: " ".join(held.content for held in model[actor.name].values())
+        for actor in actors
+    }
     for memory_id, pieces in embedding_pieces(memories).items():
-        owner_id = next(memory.owner_id for memory in memories if memory.pk == memory_id)
+        space_id = next(memory.space_id for memory in memories if memory.pk == memory_id)
         for _, text in pieces:
             for secret in SECRET.findall(text):
-                expect(secret in texts[owner_id], f"memory {memory_id} would be read in context of {secret}")
+                expect(secret in texts[space_id], f"memory {memory_id} would be read in context of {secret}")
 
 
 def check_results(actor: Actor, model: Model, results: list[tuple[uuid.UUID, str]], what: str) -> None:
@@ -349,7 +355,8 @@ def test_random_operations_by_two_users_never_cross_users(actors, django_capture
                 )
     assert set(Memory.objects.values_list("indexing_status", flat=True)) == {IndexingStatus.INDEXED}
     seed: Model = {
-        actor.name: {m.public_id: held_of(m) for m in Memory.objects.filter(owner=actor.user)} for actor in actors
+        actor.name: {m.public_id: held_of(m) for m in Memory.objects.filter(space__personal_of=actor.user)}
+        for actor in actors
     }
     check_world(actors, seed)
     tried: Counter[str] = Counter()
@@ -441,7 +448,7 @@ def step(
         n = next(serial)
         content = f"Session {n}: the staging password is {actor.word}-{n}; deploy to eu-west-{n % 3}."
         public_id = do_write(actor, content, via, version)
-        memory = Memory.objects.get(owner=actor.user, public_id=public_id)
+        memory = Memory.objects.get(space__personal_of=actor.user, public_id=public_id)
         expect(memory.content == content, "the written memory")
         mine[public_id] = held_of(memory)
 
@@ -484,12 +491,14 @@ def step(
         do_import_step(data, actor, other, via, model, serial)
 
     elif operation == "explore":
-        entities = {user: Entity.objects.filter(owner=user).order_by("key") for user in (actor.user, other.user)}
+        entities = {
+            user: Entity.objects.filter(space__personal_of=user).order_by("key") for user in (actor.user, other.user)
+        }
         pool = [*(e.public_id for e in entities[actor.user]), *(e.public_id for e in entities[other.user])]
         entity_id = data.draw(st.sampled_from([*pool, uuid.uuid4()]), label="entity id")
         seen = do_explore(actor, entity_id, via, version)
         mentioned = EntityMention.objects.filter(
-            entity__owner=actor.user, entity__public_id=entity_id, memory__superseded_by__isnull=True
+            entity__space__personal_of=actor.user, entity__public_id=entity_id, memory__superseded_by__isnull=True
         )
         expect((seen is not None) == mentioned.exists(), f"explore {entity_id}")
         if seen is not None:
@@ -522,7 +531,7 @@ def do_import_step(data: st.DataObject, actor: Actor, other: Actor, via: str, mo
                 if data.draw(st.booleans(), label="drop id"):
                     del entry["id"]
         entries.append(entry)
-    before = {m.pk for m in Memory.objects.filter(owner=actor.user)}
+    before = {m.pk for m in Memory.objects.filter(space__personal_of=actor.user)}
     outcome = do_import(actor, {"format": "gnosem-export", "version": 1, "memories": entries}, via)
 
     ids = [entry["id"] for entry in entries if "id" in entry]
@@ -542,7 +551,7 @@ def do_import_step(data: st.DataObject, actor: Actor, other: Actor, via: str, mo
         expected["new_ids"] += "id" in entry and uuid.UUID(entry["id"]) in mine
     expect(isinstance(outcome, dict), f"import refused: {outcome}")
     expect(all(outcome[key] == value for key, value in expected.items() if key in outcome), f"report {outcome}")
-    added = list(Memory.objects.filter(owner=actor.user).exclude(pk__in=before))
+    added = list(Memory.objects.filter(space__personal_of=actor.user).exclude(pk__in=before))
     expect(len(added) == len(fresh), "imported count")
     for entry in fresh:
         memory = next(m for m in added if m.content == entry["content"])

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
+from accounts.spaces import personal_space_of
 from gnosem.errors import NotFound, ValidationError
 from memories import services
 from memories.indexing import embedding, vectors
@@ -223,11 +224,9 @@ def test_indexing_one_memory_also_takes_other_waiting_ones_up_to_a_batch(owner, 
     statuses = dict(Memory.objects.values_list("pk", "indexing_status"))
     assert statuses[first.pk] == IndexingStatus.INDEXED  # the asked-for memory goes first
     assert [statuses[memory.pk] for memory in others].count(IndexingStatus.INDEXED) == 1
-    # Each chunk belongs to its memory's owner, so per-owner filtering stays correct.
-    assert set(Chunk.objects.values_list("memory__owner_id", "owner_id").distinct()) <= {
-        (owner.pk, owner.pk),
-        (stranger.pk, stranger.pk),
-    }
+    # Each chunk belongs to its memory's space, so per-space filtering stays correct.
+    mine, theirs = personal_space_of(owner).pk, personal_space_of(stranger).pk
+    assert set(Chunk.objects.values_list("memory__space_id", "space_id").distinct()) <= {(mine, mine), (theirs, theirs)}
 
 
 def test_a_task_claims_again_until_none_of_its_memories_waits(owner, stranger):
@@ -380,7 +379,7 @@ class TestFairIndexing:
             ],
         }
         import_memories(owner=owner, document=document)
-        return list(Memory.objects.filter(owner=owner).order_by("pk").values_list("pk", flat=True))
+        return list(Memory.objects.filter(space__personal_of=owner).order_by("pk").values_list("pk", flat=True))
 
     def test_another_owners_new_memory_is_in_the_first_batch_after_a_large_import(self, owner, stranger):
         imported = self.import_many(owner, 300)
@@ -389,7 +388,7 @@ class TestFairIndexing:
         # other owner's memory in turn, and a second claim the last of its own eight.
         assert services.memories_index(memory_ids=imported[:8], batch_size=8) == 16
         assert Memory.objects.get(pk=new.pk).indexing_status == IndexingStatus.INDEXED
-        indexed = Memory.objects.filter(owner=owner, indexing_status=IndexingStatus.INDEXED)
+        indexed = Memory.objects.filter(space__personal_of=owner, indexing_status=IndexingStatus.INDEXED)
         assert indexed.count() == 15
         assert set(imported[:8]) <= set(indexed.values_list("pk", flat=True))
         hits = search_hybrid(owner=stranger, query="when is the dental appointment?")

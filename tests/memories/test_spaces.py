@@ -20,8 +20,8 @@ def test_what_a_user_writes_lands_in_their_personal_space_as_its_author(owner, s
     space = personal_space_of(owner)
     assert (memory.space, memory.author) == (space, owner)
     assert (note.space, note.author) == (space, owner)
-    assert Entity.objects.filter(owner=owner).exists()
-    assert not Entity.objects.filter(owner=owner).exclude(space=space).exists()
+    assert Entity.objects.filter(space=space).exists()
+    assert not Entity.objects.exclude(space=space).exists()
     assert personal_space_of(stranger) != space
 
 

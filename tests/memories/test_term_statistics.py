@@ -6,25 +6,29 @@ from django.utils import timezone
 
 from accounts.spaces import personal_space_of
 from memories import services
-from memories.models import Memory, OwnerCorpusStatistic, OwnerTermStatistic
+from memories.models import Memory, SpaceCorpusStatistic, SpaceTermStatistic
 from memories.tasks import prune_term_statistics_task
 
 
-def recount(owner) -> tuple[dict[str, int], tuple[int, int]]:
+def recount(user) -> tuple[dict[str, int], tuple[int, int]]:
+    """The statistics of the user's personal space, counted from its memories."""
+    space = personal_space_of(user)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT lexeme, count(*) FROM memories_memory, unnest(tsvector_to_array(search_vector)) AS lexeme "
-            "WHERE owner_id = %s GROUP BY lexeme",
-            [owner.pk],
+            "WHERE space_id = %s GROUP BY lexeme",
+            [space.pk],
         )
         terms = dict(cursor.fetchall())
-    memories = Memory.objects.filter(owner=owner)
+    memories = Memory.objects.filter(space=space)
     return terms, (memories.count(), sum(memories.values_list("search_length", flat=True)))
 
 
-def stored(owner) -> tuple[dict[str, int], tuple[int, int]]:
-    terms = dict(OwnerTermStatistic.objects.filter(owner=owner, df__gt=0).values_list("lexeme", "df"))
-    corpus = OwnerCorpusStatistic.objects.filter(owner=owner).first()
+def stored(user) -> tuple[dict[str, int], tuple[int, int]]:
+    """The statistics the triggers keep for the user's personal space."""
+    space = personal_space_of(user)
+    terms = dict(SpaceTermStatistic.objects.filter(space=space, df__gt=0).values_list("lexeme", "df"))
+    corpus = SpaceCorpusStatistic.objects.filter(space=space).first()
     return terms, (corpus.documents, corpus.total_length) if corpus else (0, 0)
 
 
@@ -49,8 +53,8 @@ def test_bulk_inserts_are_counted_in_one_statement(owner):
     Memory.objects.bulk_create(
         [
             Memory(
-                owner=owner,
                 space=personal_space_of(owner),
+                author=owner,
                 content=f"release {n} shipped the search rewrite",
                 created_at=now,
                 updated_at=now,
@@ -64,24 +68,25 @@ def test_bulk_inserts_are_counted_in_one_statement(owner):
 
 def test_deleting_a_user_removes_their_statistics(owner):
     services.memory_write(owner=owner, content="A memory that goes away with its owner.")
-    owner_id = owner.pk
-    get_user_model().objects.filter(pk=owner_id).delete()
-    assert not OwnerTermStatistic.objects.filter(owner_id=owner_id).exists()
-    assert not OwnerCorpusStatistic.objects.filter(owner_id=owner_id).exists()
+    space_id = personal_space_of(owner).pk
+    assert SpaceTermStatistic.objects.filter(space_id=space_id).exists()
+    get_user_model().objects.filter(pk=owner.pk).delete()
+    assert not SpaceTermStatistic.objects.filter(space_id=space_id).exists()
+    assert not SpaceCorpusStatistic.objects.filter(space_id=space_id).exists()
 
 
-def test_one_update_that_changes_some_texts_and_owners_and_not_others(owner, stranger):
+def test_one_update_that_changes_some_texts_and_spaces_and_not_others(owner, stranger):
     for n in range(6):
         services.memory_write(owner=owner, content=f"memory {n} about the billing service and its queue")
-    ids = list(Memory.objects.filter(owner=owner).order_by("id").values_list("id", flat=True))
-    # One statement: two rows get new text, two change owner, two only change status.
+    ids = list(Memory.objects.filter(space__personal_of=owner).order_by("id").values_list("id", flat=True))
+    # One statement: two rows get new text, two move to another space, two only change status.
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE memories_memory SET "
             "content = CASE WHEN id = ANY(%s) THEN 'rewritten: the search index moved' ELSE content END, "
-            "owner_id = CASE WHEN id = ANY(%s) THEN %s ELSE owner_id END, "
+            "space_id = CASE WHEN id = ANY(%s) THEN %s ELSE space_id END, "
             "indexing_status = 'indexed' WHERE id = ANY(%s)",
-            [ids[:2], ids[2:4], stranger.pk, ids],
+            [ids[:2], ids[2:4], personal_space_of(stranger).pk, ids],
         )
     assert stored(owner) == recount(owner)
     assert stored(stranger) == recount(stranger)
@@ -92,11 +97,11 @@ def test_pruning_drops_terms_no_memory_contains_and_keeps_counting_right(owner):
     kept = services.memory_write(owner=owner, content="The gateway keeps retrying.")
     gone = services.memory_write(owner=owner, content="Zanzibar trip notes.")
     services.memory_delete(owner=owner, public_id=gone.public_id)
-    assert OwnerTermStatistic.objects.filter(owner=owner, lexeme="zanzibar", df=0).exists()
+    assert SpaceTermStatistic.objects.filter(space__personal_of=owner, lexeme="zanzibar", df=0).exists()
 
     assert prune_term_statistics_task.call_local() == 3  # zanzibar, trip, note
 
-    assert not OwnerTermStatistic.objects.filter(owner=owner, df__lte=0).exists()
+    assert not SpaceTermStatistic.objects.filter(space__personal_of=owner, df__lte=0).exists()
     assert stored(owner) == recount(owner)
     services.memory_write(owner=owner, content="Zanzibar again.")  # a pruned term comes back
     services.memory_update(owner=owner, public_id=kept.public_id, content="The gateway stopped retrying.")

@@ -10,7 +10,7 @@ from django.db import transaction
 from accounts.models import TokenScope
 from accounts.tokens import token_create
 from accounts.users import describe_account, existing_users_for_new_account, find_user
-from gnosem.errors import ValidationError
+from gnosem.errors import NotFound, ValidationError
 from gnosem.types import Owner
 
 
@@ -29,9 +29,28 @@ class Command(BaseCommand):
             help="Create a new user (without a password); refused when the username or e-mail is taken.",
         )
         parser.add_argument("--email", default="", help="E-mail for a user created with --create-user.")
+        parser.add_argument(
+            "--space",
+            action="append",
+            default=[],
+            dest="spaces",
+            help="Reach only this space (name or id; repeat for several). Default: every space of the user.",
+        )
+        parser.add_argument(
+            "--default-space", help="Write here when a call names no space (default: the personal space)."
+        )
 
     def handle(
-        self, *args: Any, username: str, scope: str, name: str, create_user: bool, email: str, **options: Any
+        self,
+        *args: Any,
+        username: str,
+        scope: str,
+        name: str,
+        create_user: bool,
+        email: str,
+        spaces: list[str],
+        default_space: str | None,
+        **options: Any,
     ) -> None:
         try:
             with transaction.atomic():  # a refused token name leaves no new user behind
@@ -42,8 +61,8 @@ class Command(BaseCommand):
                     if found is None:
                         raise CommandError(f"No user {username!r}. Pass --create-user to create it.")
                     user = found
-                issued = token_create(owner=user, name=name, scope=scope)
-        except ValidationError as exc:
+                issued = token_create(owner=user, name=name, scope=scope, spaces=spaces, default_space=default_space)
+        except (ValidationError, NotFound) as exc:
             raise CommandError(str(exc)) from exc
         if create_user:
             self.stderr.write(f"Created user {username!r}: {describe_account(user)}.")

@@ -29,7 +29,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--user", help="Only this user's memories (username, e-mail or #ID).")
+        parser.add_argument(
+            "--user", help="Only the memories of the spaces this user belongs to (username, e-mail or #ID)."
+        )
         parser.add_argument(
             "--status",
             action="append",
@@ -58,7 +60,7 @@ class Command(BaseCommand):
         owner = None
         if user is not None:
             owner = user_for_command(user)
-            self.stderr.write(f"Only the memories of {describe_account(owner)}.")
+            self.stderr.write(f"Only the memories of the spaces of {describe_account(owner)}.")
         statuses = None if every_memory else (status or DEFAULT_STATUSES)
         memory_ids = list(compression.memories_to_compress(statuses=statuses, owner=owner).values_list("id", flat=True))
         outcomes: Counter[str] = Counter()

@@ -9,11 +9,14 @@ from tqdm import tqdm
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
 from accounts.users import describe_account, user_for_command
-from memories.transfer.export import export_chunks, export_count
+from memories.transfer.export import export_chunks, export_count, exported_space
 
 
 class Command(BaseCommand):
-    help = "Write all memories of a user (username or e-mail) as a Gnosem export (JSON) to a file or stdout."
+    help = (
+        "Write the memories and notes of a user's personal space (username or e-mail) as a Gnosem export (JSON) "
+        "to a file or stdout."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("user", help="username or e-mail")
@@ -21,9 +24,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, user: str, output: str | None, **options: Any) -> None:
         owner = user_for_command(user)
-        total = export_count(owner)
+        exported = exported_space(owner)
+        total = export_count(exported)
         with tqdm(total=total, unit="memory", file=sys.stderr, disable=None) as bar:
-            chunks = export_chunks(owner, progress=bar.update)
+            chunks = export_chunks(exported, progress=bar.update)
             if output:
                 with open(output, "w", encoding="utf-8") as handle:
                     handle.writelines(chunks)

@@ -30,7 +30,9 @@ class Command(BaseCommand):
             action="store_true",
             help="Retry the memories and notes marked failed (required: it is what this command does).",
         )
-        parser.add_argument("--user", help="only this user's memories and notes (username, e-mail or #ID)")
+        parser.add_argument(
+            "--user", help="only the memories and notes of the spaces this user belongs to (username, e-mail or #ID)"
+        )
 
     def handle(self, *args: Any, failed: bool, user: str | None, **options: Any) -> None:
         if not failed:
@@ -41,7 +43,7 @@ class Command(BaseCommand):
         owner = user_for_command(user) if user else None
         whose = describe_account(owner) if owner else "all accounts"
         if owner:
-            self.stderr.write(f"Only the memories and notes of {whose}.")
+            self.stderr.write(f"Only the memories and notes of the spaces of {whose}.")
         total = sum(indexing_lifecycle.failed_count(kind, owner=owner) for kind in (MEMORIES, NOTES))
         with tqdm(total=total, unit="item", desc="queueing", file=sys.stderr, disable=None) as bar:
             retried = indexing_lifecycle.failed_retry(owner=owner, progress=bar.update)

@@ -10,6 +10,7 @@ from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
 
 from accounts.models import ApiToken
+from accounts.spaces import personal_space_of
 from accounts.tokens import token_authenticate
 from memories.models import Memory
 from tests.accounts.oauth.grants import RESOURCE, granted_tokens, registered_client
@@ -59,7 +60,7 @@ def test_an_access_token_calls_the_tools_as_its_connection(owner, client, tokens
     written = mcp.ok("memory_write", {"content": "Connected through OAuth."})
 
     memory = Memory.objects.get(public_id=written["id"])
-    assert memory.owner == owner
+    assert (memory.space, memory.author) == (personal_space_of(owner), owner)
     connection = ApiToken.objects.get(oauth_client__isnull=False)
     assert connection.last_used_at is not None
     assert set(mcp.tools()) == READ_TOOLS | WRITE_TOOLS
@@ -71,7 +72,8 @@ def test_an_access_token_works_on_the_rest_api_too(owner, tokens):
     )
 
     assert response.status_code == 201
-    assert Memory.objects.get().owner == owner
+    memory = Memory.objects.get()
+    assert (memory.space, memory.author) == (personal_space_of(owner), owner)
 
 
 def test_a_read_only_grant_sees_only_the_read_tools_and_cannot_write(owner, client):

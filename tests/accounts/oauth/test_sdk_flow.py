@@ -400,7 +400,7 @@ def test_the_sdk_client_connects_by_url_alone_refreshes_and_is_refused_once_revo
         assert seen[mode]["found"][:1] == [seen[mode]["written"]["id"]]
     # A 2025 connection knows only the token: the connection is named after the client.
     assert seen["legacy"]["written"]["written_by"] == CLIENT_NAME
-    assert Memory.objects.filter(owner=person_account).count() == 4
+    assert Memory.objects.filter(space__personal_of=person_account).count() == 4
 
     assert "POST /oauth/token (refresh_token) 200" in sdk
     assert seen["rotated"] == (True, True)
@@ -412,7 +412,7 @@ def test_the_sdk_client_connects_by_url_alone_refreshes_and_is_refused_once_revo
     status, challenge = seen["revoked_challenge"]
     assert status == 401 and 'error="invalid_token"' in challenge and "resource_metadata=" in challenge
     assert seen["revoked_refresh"] == (400, "invalid_grant")
-    assert Memory.objects.filter(owner=person_account).count() == 4
+    assert Memory.objects.filter(space__personal_of=person_account).count() == 4
 
 
 def test_read_only_on_the_consent_page_grants_only_the_read_tools(live_server, person_account, loopback_callback):

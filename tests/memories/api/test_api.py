@@ -12,7 +12,7 @@ from accounts.tokens import token_create, token_revoke
 from memories import services
 from memories.hygiene import near_duplicates
 from memories.models import Memory
-from memories.transfer.export import export_count
+from memories.transfer.export import export_count, exported_space
 from tests.memories.conftest import CI_CACHE, DARK_MODE, DARK_MODE_AGAIN, DEEP_EXPORT, FONT, RAW, STANDUP
 
 START = datetime(2025, 5, 1, 12, tzinfo=UTC)
@@ -278,7 +278,7 @@ def test_export_then_import_through_the_api(api, owner, stranger, stranger_token
     assert imported.status_code == 200 and imported.json() == report
     again = Api(stranger_token).send("post", "import", document)
     assert again.json() == {"imported": 0, "duplicates": 1, "new_ids": 0, "compressed_dropped": 0, **notes}
-    copy = Memory.objects.get(owner=stranger)
+    copy = Memory.objects.get(space__personal_of=stranger)
     assert (copy.content, copy.tags, copy.created_at) == ("travels", ["t"], START)
     assert str(copy.public_id) == document["memories"][0]["id"]
 
@@ -303,14 +303,14 @@ def test_an_import_bigger_than_djangos_in_memory_body_limit_works(api, owner):
     items = [{"content": f"{i} " + "w" * 3000, "created_at": "2025-01-01"} for i in range(1000)]  # ~3 MB
     response = api.send("post", "import", {"format": "gnosem-export", "version": 1, "memories": items})
     assert response.status_code == 200 and response.json()["imported"] == 1000
-    assert export_count(owner) == 1000
+    assert export_count(exported_space(owner)) == 1000
 
 
 def test_an_import_nested_thousands_deep_is_a_400(api, owner):
     response = api.client.post("/api/v1/import", DEEP_EXPORT, content_type="application/json", headers=api.headers)
     assert response.status_code == 400
     assert "is nested too deeply" in response.json()["error"]["message"]
-    assert not Memory.objects.filter(owner=owner).exists()
+    assert not Memory.objects.filter(space__personal_of=owner).exists()
 
 
 def test_an_import_reports_the_compressed_forms_it_dropped(api, owner):

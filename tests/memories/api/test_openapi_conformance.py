@@ -15,6 +15,7 @@ from django.test import Client
 from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
+from accounts.models import Membership, Role, Space, SpaceKind
 from gnosem.env import Rate
 from memories import services
 from memories.graph.linking import entities_link
@@ -27,6 +28,7 @@ MEMORIES = "/api/v1/memories"
 MEMORY = "/api/v1/memories/{public_id}"
 SEARCH = "/api/v1/memories/search"
 EXPORT = "/api/v1/export"
+SPACES = "/api/v1/spaces"
 IMPORT = "/api/v1/import"
 USAGE = "/api/v1/usage"
 COUNT = "/api/v1/memories/count"
@@ -153,7 +155,7 @@ def an_export(*contents: str) -> dict[str, Any]:
 
 
 def over_quota(world: World) -> None:
-    Quota.objects.create(user=world.memory.owner, max_memories=1)
+    Quota.objects.create(user=world.memory.author, max_memories=1)
 
 
 def rate_limited(send: Callable[[World], HttpResponse]) -> Callable[[World], HttpResponse]:
@@ -213,12 +215,12 @@ def in_graph(world: World) -> World:
 
 def my_note(world: World) -> str:
     """A note of the owner's (written now, not embedded)."""
-    note = notes.note_write(owner=world.memory.owner, title="Runbook", content="# Runbook\n\nRestart the worker.")
+    note = notes.note_write(owner=world.memory.author, title="Runbook", content="# Runbook\n\nRestart the worker.")
     return NOTE.format(public_id=note.public_id)
 
 
 def their_note(world: World) -> str:
-    note = notes.note_write(owner=world.strangers.owner, title="Theirs", content="The stranger's own note.")
+    note = notes.note_write(owner=world.strangers.author, title="Theirs", content="The stranger's own note.")
     return NOTE.format(public_id=note.public_id)
 
 
@@ -243,6 +245,13 @@ class Case:
     status: int
     name: str
     send: Callable[[World], HttpResponse]
+
+
+def team(world: World) -> str:
+    """A team space the owner edits (and may therefore not export whole); its name."""
+    space = Space.objects.create(name="Platform", kind=SpaceKind.TEAM)
+    Membership.objects.create(space=space, user=world.memory.author, role=Role.EDITOR)
+    return space.name
 
 
 CASES = [
@@ -345,6 +354,28 @@ CASES = [
     Case("get", EXPORT, 200, "the export", lambda w: w.send("get", EXPORT)),
     Case("get", EXPORT, 401, "no token", lambda w: w.send("get", EXPORT, token=None)),
     Case("get", EXPORT, 429, "over the rate limit", rate_limited(lambda w: w.send("get", EXPORT))),
+    Case("get", EXPORT, 400, "an empty space name", lambda w: w.send("get", EXPORT, space="")),
+    Case("get", EXPORT, 403, "a team space the member only edits", lambda w: w.send("get", EXPORT, space=team(w))),
+    Case("get", EXPORT, 404, "a space the token does not reach", lambda w: w.send("get", EXPORT, space="Nowhere")),
+    # A space the token does not reach, wherever `space` is taken.
+    *(
+        Case(method, path, 404, "a space the token does not reach", send)
+        for method, path, send in (
+            ("get", MEMORIES, lambda w: w.send("get", MEMORIES, space="Nowhere")),
+            ("post", MEMORIES, lambda w: w.send("post", MEMORIES, {"content": "x", "space": "Nowhere"})),
+            ("get", SEARCH, lambda w: w.send("get", SEARCH, query="x", space="Nowhere")),
+            ("get", COUNT, lambda w: w.send("get", COUNT, space="Nowhere")),
+            ("get", NOTES, lambda w: w.send("get", NOTES, space="Nowhere")),
+            ("post", NOTES, lambda w: w.send("post", NOTES, {"title": "t", "content": "x", "space": "Nowhere"})),
+            ("get", SEMANTIC, lambda w: w.send("get", SEMANTIC, query="x", space="Nowhere")),
+            ("get", CONTEXT, lambda w: w.send("get", CONTEXT, space="Nowhere")),
+            ("post", IMPORT, lambda w: w.send("post", IMPORT + "?space=Nowhere", an_export("x"))),
+        )
+    ),
+    # GET /spaces
+    Case("get", SPACES, 200, "the spaces", lambda w: w.send("get", SPACES)),
+    Case("get", SPACES, 401, "no token", lambda w: w.send("get", SPACES, token=None)),
+    Case("get", SPACES, 429, "over the rate limit", rate_limited(lambda w: w.send("get", SPACES))),
     # POST /import
     Case("post", IMPORT, 200, "an import", lambda w: w.send("post", IMPORT, an_export("imported one", "imported two"))),
     Case("post", IMPORT, 400, "not an export", lambda w: w.send("post", IMPORT, {"format": "something else"})),

@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.spaces import personal_space_of
 from gnosem.errors import NotFound, ValidationError
 from memories import services
 from memories.graph import linking as graph
@@ -74,7 +75,9 @@ def test_pruning_keeps_the_entities_only_a_note_mentions(owner, django_capture_o
     with django_capture_on_commit_callbacks(execute=True):  # the note's embedding, as a worker would run it
         note = notes.note_write(owner=owner, title="Kestrel", content="Priya Raman runs the Kestrel Labs account.")
     assert NoteMention.objects.filter(note=note, entity__key="priya raman").exists()
-    Entity.objects.filter(owner=owner).update(linked_at=timezone.now() - graph.PRUNE_AFTER - timedelta(minutes=1))
+    Entity.objects.filter(space__personal_of=owner).update(
+        linked_at=timezone.now() - graph.PRUNE_AFTER - timedelta(minutes=1)
+    )
 
     assert graph.entities_prune() == 0
 
@@ -88,7 +91,7 @@ def test_compressed_facts_link_their_entities(owner, chat_server, django_capture
 
     fact = EntityMention.objects.get(memory=memory, entity__key="billing")
     assert fact.source == "fact:PROJECT" and fact.weight == graph.SOURCE_WEIGHTS["fact"]
-    assert Entity.objects.get(owner=owner, key="billing").kind == "project"
+    assert Entity.objects.get(space__personal_of=owner, key="billing").kind == "project"
 
 
 def test_explore_from_an_entity_gives_its_neighbours_edges_and_memories(owner, atlas):
@@ -175,7 +178,7 @@ def test_an_entitys_page_lists_the_notes_that_mention_it(owner, owner_client, dj
     with django_capture_on_commit_callbacks(execute=True):  # the notes' indexing, as a worker would run it
         vendors = notes.note_write(owner=owner, title="Vendors", content="Kestrel Labs sends its reports.")
         notes.note_write(owner=owner, title="Hiking", content="The Dolomites in June.")
-    entity = Entity.objects.get(owner=owner, key="kestrel lab")
+    entity = Entity.objects.get(space__personal_of=owner, key="kestrel lab")
 
     page = owner_client.get(reverse("entity_detail", args=[entity.public_id])).content.decode()
 
@@ -212,7 +215,7 @@ def test_an_entity_many_memories_mention_shows_a_bounded_few_and_its_page_lists_
 
     assert len(queries) == len(few_queries)  # none per memory
     assert [memory.pk for memory in view.memories] == [memory.pk for memory in reversed(many)][:MAX_ENTRY_MEMORIES]
-    entity = Entity.objects.get(owner=owner, key="kestrel lab")
+    entity = Entity.objects.get(space__personal_of=owner, key="kestrel lab")
     page = owner_client.get(reverse("entity_detail", args=[entity.public_id])).content.decode()
     assert all(f"/memories/{memory.public_id}/" in page for memory in many)
 
@@ -258,14 +261,14 @@ def test_a_stranger_sees_none_of_the_owners_graph(owner, stranger, atlas, index,
     index(services.memory_write(owner=stranger, content="Priya Raman and I play chess at the Lisbon club on Tuesdays."))
 
     view = graph_explore(owner=stranger, entity="Priya Raman")
-    assert {memory.owner_id for memory in view.memories} == {stranger.pk}
+    assert {memory.space_id for memory in view.memories} == {personal_space_of(stranger).pk}
     assert "atlas" not in {node.entity.key for node in view.nodes}
     with pytest.raises(NotFound):
         graph_explore(owner=stranger, entity="Atlas")
     assert "No entity named" in mcp_as(stranger_token).fails("explore_graph", {"entity": "ERR-4312"})
     headers = {"HTTP_AUTHORIZATION": f"Bearer {stranger_token}"}
     assert client.get(reverse("api-graph"), {"entity": "Atlas"}, **headers).status_code == 404
-    owners_entity = Entity.objects.get(owner=owner, key="atlas")
+    owners_entity = Entity.objects.get(space__personal_of=owner, key="atlas")
     unknown = uuid.uuid4()
     theirs = mcp_as(stranger_token).fails("explore_graph", {"entity_id": str(owners_entity.public_id)})
     nobodys = mcp_as(stranger_token).fails("explore_graph", {"entity_id": str(unknown)})
@@ -306,7 +309,7 @@ def test_rebuildgraph_relinks_every_memory(owner, atlas, command):
     assert "4 memories and notes relinked" in out
     assert "priya raman" in mention_names(atlas[0])
     out, err = command("rebuildgraph", "--user", owner.username)
-    assert "4 memories and notes relinked" in out and "Only the memories of" in err
+    assert "4 memories and notes relinked" in out and "Only the spaces of" in err
 
 
 def test_entity_pages_list_draw_and_escape(owner, owner_client, index):
@@ -316,7 +319,7 @@ def test_entity_pages_list_draw_and_escape(owner, owner_client, index):
     )
     listing = owner_client.get(reverse("entities"), {"q": "mallory"})
     assert listing.status_code == 200 and "@mallory" in listing.content.decode()
-    entity = Entity.objects.get(owner=owner, key="@mallory")
+    entity = Entity.objects.get(space__personal_of=owner, key="@mallory")
 
     page = owner_client.get(reverse("entity_detail", args=[entity.public_id]))
 
@@ -344,10 +347,13 @@ def test_graph_expansion_in_a_store_where_every_memory_shares_the_entity(owner, 
 def test_deleting_an_account_takes_its_graph_with_it(owner, stranger, atlas, index):
     index(services.memory_write(owner=stranger, content="Priya Raman and I play chess at the Lisbon club on Tuesdays."))
 
+    space_id = personal_space_of(owner).pk
+    assert Entity.objects.filter(space_id=space_id).exists()
+
     owner.delete()
 
-    assert not Entity.objects.filter(owner_id=owner.pk).exists()
-    assert EntityMention.objects.filter(entity__owner=stranger).exists()
+    assert not Entity.objects.filter(space_id=space_id).exists()
+    assert EntityMention.objects.filter(entity__space__personal_of=stranger).exists()
 
 
 ENTITY_PAGE = re.compile(r'href="/entities/([^/"]+)/"')
@@ -363,7 +369,10 @@ def test_the_ids_of_a_users_entities_say_nothing_about_other_users_writes(owner,
 
     listed = ENTITY_PAGE.findall(client.get(reverse("entities")).content.decode())
 
-    owners = {str(public_id) for public_id in Entity.objects.filter(owner=owner).values_list("public_id", flat=True)}
+    owners = {
+        str(public_id)
+        for public_id in Entity.objects.filter(space__personal_of=owner).values_list("public_id", flat=True)
+    }
     assert len(listed) >= 8 and set(listed) == owners
     assert all(uuid.UUID(public_id).version == 4 for public_id in listed)  # random, not row numbers
     linked = set(ENTITY_PAGE.findall(client.get(reverse("entity_detail", args=[listed[0]])).content.decode()))
@@ -371,7 +380,7 @@ def test_the_ids_of_a_users_entities_say_nothing_about_other_users_writes(owner,
 
 
 def test_an_entity_page_is_not_addressed_by_its_row_number(owner, owner_client, atlas):
-    entity = Entity.objects.get(owner=owner, key="atlas")
+    entity = Entity.objects.get(space__personal_of=owner, key="atlas")
 
     assert owner_client.get(f"/entities/{entity.pk}/").status_code == 404
     assert owner_client.get(f"/entities/{entity.public_id}/").status_code == 200
@@ -381,7 +390,7 @@ def test_explore_by_entity_id_over_mcp_and_rest(owner, atlas, mcp, client, owner
     named = mcp.ok("explore_graph", {"entity": "Priya Raman"})
     ids = {entity["name"]: entity["id"] for entity in named["entities"]}
     atlas_id = next(entity_id for name, entity_id in ids.items() if name.casefold() == "atlas")
-    assert str(Entity.objects.get(owner=owner, key="atlas").public_id) == atlas_id
+    assert str(Entity.objects.get(space__personal_of=owner, key="atlas").public_id) == atlas_id
 
     result = mcp.ok("explore_graph", {"entity_id": atlas_id})
     assert result["entry"][0].casefold() == "atlas"

@@ -6,6 +6,7 @@ import time
 import pytest
 from django.db import connection, transaction
 
+from accounts.spaces import personal_space_of
 from gnosem.errors import ValidationError
 from memories import services
 from memories.models import Memory
@@ -24,7 +25,7 @@ def test_the_same_text_again_returns_the_stored_memory_marked_written_again(owne
     assert again.pk == first.pk
     assert again.written_again is True
     assert first.written_again is False
-    stored = Memory.objects.get(owner=owner)
+    stored = Memory.objects.get(space__personal_of=owner)
     assert stored.content == TEXT  # the first wording stays
     assert stored.tags == ["db", "staging"]
     assert stored.written_by == "claude code"
@@ -36,8 +37,8 @@ def test_a_different_text_or_another_owner_is_stored_apart(owner, stranger):
     services.memory_write(owner=owner, content=TEXT + " Since May.")
     services.memory_write(owner=stranger, content=TEXT)
 
-    assert Memory.objects.filter(owner=owner).count() == 2
-    assert Memory.objects.filter(owner=stranger).count() == 1
+    assert Memory.objects.filter(space__personal_of=owner).count() == 2
+    assert Memory.objects.filter(space__personal_of=stranger).count() == 1
 
 
 def test_a_text_only_a_superseded_memory_holds_is_stored_again(owner):
@@ -79,7 +80,7 @@ def test_two_writes_of_the_same_text_at_once_store_it_once(owner):
         thread.join()
 
     assert len(results) == 2
-    assert Memory.objects.filter(owner=owner).count() == 1
+    assert Memory.objects.filter(space__personal_of=owner).count() == 1
     assert sorted(memory.written_again for memory in results) == [False, True]
 
 
@@ -104,6 +105,7 @@ def test_a_write_superseding_the_memory_another_write_of_its_text_waits_for_neve
     that text superseding that memory waits for the turn before it locks anything, so the two never
     wait for each other in a cycle (PostgreSQL would abort one as a deadlock)."""
     held = services.memory_write(owner=owner, content=TEXT)
+    space_id = personal_space_of(owner).pk
     turn_taken, superseding_waits = threading.Event(), threading.Event()
     outcome: dict[str, object] = {}
 
@@ -111,10 +113,10 @@ def test_a_write_superseding_the_memory_another_write_of_its_text_waits_for_neve
         try:
             with transaction.atomic():
                 with connection.cursor() as cursor:
-                    cursor.execute(services._LOCK_TEXT_SQL, [str(owner.pk), TEXT])
+                    cursor.execute(services._LOCK_TEXT_SQL, [str(space_id), TEXT])
                 turn_taken.set()
                 superseding_waits.wait(timeout=30)
-                outcome["found"] = services._current_with_same_text(owner, TEXT)
+                outcome["found"] = services._current_with_same_text(space_id, TEXT)
         except Exception as exc:
             outcome["found"] = exc
         finally:

@@ -18,7 +18,7 @@ from gnosem.errors import ValidationError
 from memories import selectors, services
 from memories.hygiene import near_duplicates
 from memories.models import Memory
-from memories.transfer.export import export_chunks
+from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import import_memories
 from tests.memories.api.test_api import Api
 from tests.memories.hygiene.test_near_duplicates import ORIGINAL, RESTATED, UNRELATED, pair  # noqa: F401  (the fixture)
@@ -44,7 +44,7 @@ def on_loops(link: str) -> set[int]:
 
 
 def export_of(owner) -> dict:
-    return json.loads("".join(export_chunks(owner)))
+    return json.loads("".join(export_chunks(exported_space(owner))))
 
 
 def link(memory: Memory, **links: Memory | None) -> None:
@@ -96,7 +96,7 @@ def test_the_rest_mcp_and_dashboard_sequence_makes_no_loop_and_every_door_delete
     api = Api(owner_token)
     x = api.send("post", "memories", {"content": ORIGINAL}).json()
     y = api.send("post", "memories", {"content": RESTATED}).json()
-    index(*Memory.objects.filter(owner=owner))
+    index(*Memory.objects.filter(space__personal_of=owner))
     assert api.get(f"memories/{y['id']}").json()["duplicate_of"] == x["id"]
     mcp.ok("memory_update", {"id": y["id"], "supersedes": [x["id"]]})
 
@@ -162,7 +162,7 @@ def test_deleting_a_memory_on_a_longer_stored_loop_leaves_a_chain(owner):
 @pytest.mark.parametrize("stored", ["the original names it", "the original's original names it"])
 def test_the_worker_never_links_a_near_duplicate_into_a_loop(owner, pair, stored):  # noqa: F811
     original, restated = pair
-    unrelated = Memory.objects.get(owner=owner, content=UNRELATED)
+    unrelated = Memory.objects.get(space__personal_of=owner, content=UNRELATED)
     if stored == "the original names it":
         link(original, duplicate_of=restated)
     else:

@@ -28,7 +28,7 @@ from gnosem.errors import NotFound, ValidationError
 from memories import selectors, services
 from memories.hygiene import near_duplicates
 from memories.models import IndexingStatus, Memory
-from memories.transfer.export import export_chunks
+from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import import_memories
 from tests.fuzzing import fuzz_settings, report_line
 from tests.memories.hygiene.test_links import on_loops
@@ -243,7 +243,7 @@ class Links(RuleBasedStateMachine):
 
     @invariant()
     def the_export_imports_into_a_fresh_account(self) -> None:
-        document = json.loads("".join(export_chunks(self.doors.owner)))
+        document = json.loads("".join(export_chunks(exported_space(self.doors.owner))))
         savepoint = transaction.savepoint()
         try:
             fresh = get_user_model().objects.create_user(username=f"fresh-{uuid.uuid4()}")
@@ -262,7 +262,7 @@ def test_corrections_merges_and_deletes_never_loop_or_fail(
     Links.doors = doors = Doors(owner, owner_token, owner_client)
     # The model loads before the runs, so that no step pays for it.
     index(services.memory_write(owner=owner, content="Warm-up."))
-    Memory.objects.filter(owner=owner).delete()
+    Memory.objects.filter(space__personal_of=owner).delete()
     run_settings = hypothesis.settings(
         fuzz_settings(EXAMPLES), stateful_step_count=STEPS, phases=[Phase.explicit, Phase.generate]
     )

@@ -26,7 +26,7 @@ def pair(owner, index) -> tuple[Memory, Memory]:
         owner=owner, content=RESTATED, written_by="claude code", created_at=START + timedelta(days=9)
     )
     services.memory_write(owner=owner, content=UNRELATED, written_by="cursor", created_at=START + timedelta(days=10))
-    index(*Memory.objects.filter(owner=owner, indexing_status="pending"))
+    index(*Memory.objects.filter(space__personal_of=owner, indexing_status="pending"))
     return Memory.objects.get(pk=original.pk), Memory.objects.get(pk=restated.pk)
 
 

@@ -89,7 +89,7 @@ def test_an_import_queues_its_memories_in_the_same_batches(
     with django_capture_on_commit_callbacks(execute=True):
         import_memories(owner=owner, document=document)
     assert [len(batch) for batch in sent_ids(sent, "embed_memories_task")] == [4, 4, 2]
-    long_memory = Memory.objects.get(owner=owner, content=LONG_CONTENT)
+    long_memory = Memory.objects.get(space__personal_of=owner, content=LONG_CONTENT)
     assert sent_ids(sent, "compress_memory_task") == [long_memory.pk]  # the one long enough, with a model on
 
 

@@ -3,6 +3,7 @@ memory written right after another is also embedded as."""
 
 import numpy as np
 
+from accounts.spaces import personal_space_of
 from memories import services
 from memories.indexing.embedding import get_embedder
 from memories.indexing.sequences import sequence_neighbours
@@ -17,14 +18,16 @@ def test_memories_one_client_wrote_minutes_apart_are_neighbours(owner, stranger,
     next_day = write_in_sequence(owner, "A new session the next day.", 24 * 60)
     write_in_sequence(stranger, "A stranger's note in between.", 2)
 
-    neighbours = sequence_neighbours(owner.pk, [first.pk, second.pk, third.pk, other_client.pk, next_day.pk])
+    neighbours = sequence_neighbours(
+        personal_space_of(owner).pk, [first.pk, second.pk, third.pk, other_client.pk, next_day.pk]
+    )
 
     assert neighbours[first.pk] == (None, second.pk)
     assert neighbours[second.pk] == (first.pk, third.pk)
     assert neighbours[third.pk] == (second.pk, None)
     assert neighbours[other_client.pk] == (None, None)
     assert neighbours[next_day.pk] == (None, None)
-    assert sequence_neighbours(stranger.pk, [first.pk]) == {}
+    assert sequence_neighbours(personal_space_of(stranger).pk, [first.pk]) == {}
 
 
 def test_a_memory_written_right_after_another_is_also_embedded_in_its_context(owner, write_in_sequence):

@@ -20,6 +20,7 @@ from django.db import connection
 from huey import PriorityRedisHuey
 
 import memories.indexing.queue
+from accounts.spaces import personal_space_of
 from memories import services
 from memories.models import Chunk, IndexingStatus, Memory
 from memories.tasks import embed_memories_task
@@ -130,7 +131,9 @@ def test_memories_written_here_are_indexed_by_a_consumer_on_redis(owner, queue, 
     # One chunk each, plus an in-context reading for the two written right after another.
     assert Chunk.objects.filter(memory_id__in=ids, position=0).count() == 3
     assert Chunk.objects.filter(memory_id__in=ids).count() == 5
-    assert set(Chunk.objects.filter(memory_id__in=ids).values_list("owner_id", flat=True)) == {owner.pk}
+    assert set(Chunk.objects.filter(memory_id__in=ids).values_list("space_id", flat=True)) == {
+        personal_space_of(owner).pk
+    }
     deadline = time.monotonic() + 10
     while queue.pending_count() and time.monotonic() < deadline:
         time.sleep(0.2)  # the batch indexed all three; the other two tasks find nothing to do

@@ -64,7 +64,7 @@ def test_a_write_over_the_memory_limit_is_refused_with_the_limit_and_the_usage(o
         "Quota reached: 2 memories and notes; you have 2 memories and 0 notes. Nothing was saved: delete some "
         "memories (their earlier versions go with them) or notes, or ask the operator to raise your quota."
     )
-    assert Memory.objects.filter(owner=owner).count() == 2
+    assert Memory.objects.filter(author=owner).count() == 2
 
 
 def test_characters_and_tokens_are_limited_and_an_update_may_not_grow_past_them(owner):
@@ -127,7 +127,7 @@ def test_an_import_over_quota_imports_nothing_on_rest_and_the_page(owner, owner_
     refusal = "3 memories and notes; you have 1 memory and 0 notes, 2 left, and this would add 3"
     assert refusal in response.json()["error"]["message"]
     assert page.status_code == 403 and refusal in page.content.decode()
-    assert Memory.objects.filter(owner=owner).count() == 1
+    assert Memory.objects.filter(author=owner).count() == 1
     assert api(owner_token, "post", "import", export_of("a", "b")).json()["imported"] == 2
 
 
@@ -156,7 +156,7 @@ def test_concurrent_writes_cannot_both_take_the_last_slot():
         thread.join()
 
     assert sorted(outcomes) == ["refused"] * 7 + ["stored"]
-    assert Memory.objects.filter(owner=owner).count() == 3
+    assert Memory.objects.filter(author=owner).count() == 3
 
 
 @pytest.mark.django_db
@@ -233,22 +233,22 @@ def test_a_stranger_cannot_see_or_spend_the_owners_quota(owner, stranger, strang
     assert response.status_code == 201
     with pytest.raises(QuotaExceeded):
         services.memory_write(owner=owner, content="refused")
-    assert Memory.objects.filter(owner=owner).count() == 0
+    assert Memory.objects.filter(author=owner).count() == 0
 
 
 def stored_characters(owner) -> int:
-    """Every character the database holds for the owner: memories, their compressed forms, their
-    earlier versions and notes."""
+    """Every character the database holds that the owner wrote: memories, their compressed forms,
+    their earlier versions and notes."""
     with connection.cursor() as cursor:
         cursor.execute(
             """SELECT
                  (SELECT coalesce(sum(char_length(content) + coalesce(char_length(content_optimized), 0)), 0)
-                  FROM memories_memory WHERE owner_id = %(owner)s)
+                  FROM memories_memory WHERE author_id = %(author)s)
                + (SELECT coalesce(sum(char_length(revision.content)), 0)
                   FROM memories_memoryrevision revision JOIN memories_memory memory ON memory.id = revision.memory_id
-                  WHERE memory.owner_id = %(owner)s)
-               + (SELECT coalesce(sum(char_length(content)), 0) FROM memories_note WHERE owner_id = %(owner)s)""",
-            {"owner": owner.pk},
+                  WHERE memory.author_id = %(author)s)
+               + (SELECT coalesce(sum(char_length(content)), 0) FROM memories_note WHERE author_id = %(author)s)""",
+            {"author": owner.pk},
         )
         return cursor.fetchone()[0]
 
@@ -321,7 +321,7 @@ def test_an_import_counts_earlier_versions_and_says_what_it_needs_against_what_i
     assert "20,000 characters; you have 38 (38 in memories), 19,962 left, and this would add 24,500,040." in str(
         refused.value
     )
-    assert Memory.objects.filter(owner=owner).count() == 1 and not MemoryRevision.objects.exists()
+    assert Memory.objects.filter(author=owner).count() == 1 and not MemoryRevision.objects.exists()
 
 
 def test_imported_compressed_forms_count_toward_the_quota(owner):
@@ -372,7 +372,7 @@ def test_notes_count_toward_the_limit_on_memories_and_notes(owner):
 
     assert str(memory_refused.value).startswith("Quota reached: 2 memories and notes; you have 1 memory and 1 note.")
     assert quota_usage(owner).memories == Allowance(used=2, limit=2)
-    assert (Memory.objects.filter(owner=owner).count(), Note.objects.filter(owner=owner).count()) == (1, 1)
+    assert (Memory.objects.filter(author=owner).count(), Note.objects.filter(author=owner).count()) == (1, 1)
 
 
 def test_usage_breaks_down_what_is_stored_on_the_dashboard_and_at_api_v1_usage(owner, owner_client, owner_token):

@@ -119,8 +119,13 @@ def arguments_for(name: str) -> st.SearchStrategy:
     required = set(schema.get("required", ()))
     optional = {key: valid(prop) for key, prop in properties.items() if key not in required}
     valid_arguments = st.fixed_dictionaries({key: valid(properties[key]) for key in required}, optional=optional)
-    one_hostile = st.tuples(valid_arguments, st.sampled_from(sorted(properties))).flatmap(
-        lambda pair: hostile(properties[pair[1]]).map(lambda value: {**pair[0], pair[1]: value})
+    # A tool without arguments (spaces_list) gets unknown ones instead.
+    one_hostile = (
+        st.tuples(valid_arguments, st.sampled_from(sorted(properties))).flatmap(
+            lambda pair: hostile(properties[pair[1]]).map(lambda value: {**pair[0], pair[1]: value})
+        )
+        if properties
+        else st.dictionaries(text, json_values, min_size=1, max_size=3)
     )
     all_hostile = st.fixed_dictionaries({}, optional={key: hostile(prop) for key, prop in properties.items()})
     return st.one_of(

@@ -4,6 +4,7 @@ import uuid
 
 import pytest
 
+from accounts.spaces import personal_space_of
 from memories import services
 from memories.models import Entity, Memory
 
@@ -50,7 +51,7 @@ def test_another_users_id_looks_exactly_like_an_unknown_id(stranger_mcp, owners_
 def test_another_users_entity_id_looks_exactly_like_an_unknown_id(stranger_mcp, owner):
     memory = services.memory_write(owner=owner, content="Priya Raman leads the Atlas launch.", tags=["project:atlas"])
     services.memories_index(memory_ids=[memory.pk])
-    entity = Entity.objects.get(owner=owner, key="atlas")
+    entity = Entity.objects.get(space__personal_of=owner, key="atlas")
     unknown = uuid.uuid4()
 
     theirs = stranger_mcp.fails("explore_graph", {"entity_id": str(entity.public_id)})
@@ -63,6 +64,7 @@ def test_another_users_entity_id_looks_exactly_like_an_unknown_id(stranger_mcp, 
 def test_a_strangers_writes_go_to_the_stranger(stranger_mcp, stranger, owner, owners_memory):
     written = stranger_mcp.ok("memory_write", {"content": "Stranger's own note about a salary review."})
 
-    assert Memory.objects.get(public_id=written["id"]).owner == stranger
-    assert list(Memory.objects.filter(owner=owner)) == [owners_memory]
+    theirs = Memory.objects.get(public_id=written["id"])
+    assert (theirs.space, theirs.author) == (personal_space_of(stranger), stranger)
+    assert list(Memory.objects.filter(space__personal_of=owner)) == [owners_memory]
     assert [m["id"] for m in stranger_mcp.ok("memory_list")["memories"]] == [written["id"]]

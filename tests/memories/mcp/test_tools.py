@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from accounts.spaces import personal_space_of
 from memories import services
 from memories.models import IndexingStatus, Memory
 
@@ -13,6 +14,8 @@ MEMORY_KEYS = {
     "optimized",
     "tags",
     "written_by",
+    "space",
+    "author",
     "created_at",
     "updated_at",
     "indexing_status",
@@ -23,6 +26,7 @@ MEMORY_KEYS = {
     "duplicate_of",
 }
 READ_TOOLS = {
+    "spaces_list",
     "session_start",
     "memory_search",
     "memory_list",
@@ -68,7 +72,7 @@ def test_memory_write_stores_the_memory_and_returns_its_id_at_once(mcp, owner):
     )
 
     memory = Memory.objects.get(public_id=written["id"])
-    assert memory.owner == owner
+    assert (memory.space, memory.author) == (personal_space_of(owner), owner)
     assert memory.content == "Invoices are generated on the 1st by the billing cron."
     assert written == {
         "id": str(memory.public_id),
@@ -104,6 +108,8 @@ def test_memory_get_returns_the_memory_shape(mcp, owner):
         "optimized": False,
         "tags": ["oncall"],
         "written_by": "claude",
+        "space": "Personal",
+        "author": "owner",
         "created_at": memory.created_at.isoformat(),
         "updated_at": memory.updated_at.isoformat(),
         "indexing_status": "pending",

@@ -150,7 +150,7 @@ def test_writing_a_note_saves_it_and_opens_its_page(owner_client, owner):
 
     response = owner_client.post(reverse("notes"), form)
 
-    saved = Note.objects.get(owner=owner)
+    saved = Note.objects.get(space__personal_of=owner)
     assert (saved.title, saved.tags, saved.content, saved.format) == (
         "Deploy checklist",
         ["ops", "release"],
@@ -180,7 +180,7 @@ def test_a_bad_note_is_refused_with_the_form_kept(owner_client, owner, field, va
     assert shown in page
     kept = {"title": 'value="Kept title"', "tags": 'value="kept-tag"', "content": "\nKept text</textarea>"}
     assert all(html in page for name, html in kept.items() if name != field)
-    assert not Note.objects.filter(owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()
 
 
 def test_a_note_over_the_limit_is_refused(owner_client, owner, settings):
@@ -189,7 +189,7 @@ def test_a_note_over_the_limit_is_refused(owner_client, owner, settings):
     page = page_of(owner_client.post(reverse("notes"), {"title": "Big", "content": "x" * 1001}), status=400)
 
     assert "content: is 1,001 bytes; a note holds at most 1,000 bytes" in page
-    assert not Note.objects.filter(owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()
 
 
 # Uploading a file.
@@ -219,7 +219,7 @@ def test_a_note_over_the_limit_is_refused(owner_client, owner, settings):
 def test_uploading_a_file_saves_it_as_a_note(owner_client, owner, name, data, title, content, note_format):
     response = upload(owner_client, name, data, tags="imported, docs")
 
-    saved = Note.objects.get(owner=owner)
+    saved = Note.objects.get(space__personal_of=owner)
     assert (saved.title, saved.format, saved.tags) == (title, note_format, ["imported", "docs"])
     if content is not None:
         assert saved.content == content
@@ -257,7 +257,7 @@ def test_a_bad_upload_is_refused_with_what_to_do_and_saves_nothing(owner_client,
 
     assert shown in page and 'role="alert"' in page
     assert f'value="{tags}"' in page  # the tags typed are kept
-    assert not Note.objects.filter(owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()
 
 
 def test_a_pdf_made_to_be_read_for_hours_is_refused_within_the_time_limit(owner_client, owner, monkeypatch):
@@ -268,7 +268,7 @@ def test_a_pdf_made_to_be_read_for_hours_is_refused_within_the_time_limit(owner_
 
     assert time.monotonic() - started < 20  # read whole, it takes minutes
     assert f"forms.pdf {TOO_LONG}" in page
-    assert not Note.objects.filter(owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()
 
 
 def test_the_server_keeps_answering_while_hostile_pdfs_are_uploaded_at_once(live_server, owner, monkeypatch):
@@ -308,7 +308,7 @@ def test_the_server_keeps_answering_while_hostile_pdfs_are_uploaded_at_once(live
     assert max(seconds for _, _, seconds in answers) < 5 + 15
     assert len(health) >= 5 and {status for status, _ in health} == {200}
     assert max(seconds for _, seconds in health) < 3
-    assert not Note.objects.filter(owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()
 
 
 def test_a_text_file_over_the_note_limit_is_refused_with_the_limit(owner_client, owner, settings):
@@ -317,14 +317,14 @@ def test_a_text_file_over_the_note_limit_is_refused_with_the_limit(owner_client,
     page = page_of(upload(owner_client, "long.md", b"x" * 1500), status=400)
 
     assert "long.md is 1.5 KB, over the 1 KB limit for a note; split it and upload the parts" in page
-    assert not Note.objects.filter(owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()
 
 
 def test_an_upload_without_a_file_is_refused(owner_client, owner):
     page = page_of(owner_client.post(reverse("note_upload"), {"tags": "ops"}), status=400)
 
     assert "Choose a .md, .txt or .pdf file." in page
-    assert not Note.objects.filter(owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()
 
 
 def test_an_oversized_upload_is_refused_before_it_is_read(owner, settings, monkeypatch):
@@ -344,7 +344,7 @@ def test_an_oversized_upload_is_refused_before_it_is_read(owner, settings, monke
     assert "The upload is larger than a note's file may be; nothing was saved." in page
     assert "A PDF may be at most 10,000 bytes, a Markdown or text file at most 1,000 bytes." in " ".join(page.split())
     assert f'<a href="{reverse("notes")}">Back</a>' in page
-    assert not Note.objects.filter(owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()
 
 
 def test_an_upload_within_the_limit_still_needs_the_csrf_token(owner):
@@ -352,7 +352,7 @@ def test_an_upload_within_the_limit_still_needs_the_csrf_token(owner):
     client.force_login(owner)
 
     assert upload(client, "plan.md", b"# Plan\n").status_code == 403
-    assert not Note.objects.filter(owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()
 
 
 def test_an_uploaded_note_is_found_by_the_search_box_once_embedded(owner_client, owner, indexed):
@@ -471,7 +471,7 @@ def test_deleting_asks_first_then_deletes(owner_client, owner, note):
     response = owner_client.post(url)
 
     assert response.status_code == 302 and response.url == reverse("notes")
-    assert not Note.objects.filter(owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()
     assert "The note “Failover runbook” was deleted." in page_of(owner_client.get(response.url))
 
 
@@ -519,7 +519,7 @@ def test_uploads_past_the_rate_limit_are_refused_with_the_wait(owner, owner_clie
 
     assert "Rate limit reached: your account may make 1 note uploads per hour" in page_of(refused, status=429)
     assert int(refused["Retry-After"]) > 0
-    assert Note.objects.filter(owner=owner).count() == 1
+    assert Note.objects.filter(space__personal_of=owner).count() == 1
 
 
 def test_a_50_mb_upload_is_refused_unread_at_the_default_limit(owner, owner_client, monkeypatch):
@@ -531,4 +531,4 @@ def test_a_50_mb_upload_is_refused_unread_at_the_default_limit(owner, owner_clie
     page = page_of(upload(owner_client, "scan.pdf", b"%PDF-" + b"\0" * 50_000_000), status=413)
 
     assert "nothing was saved" in page
-    assert not Note.objects.filter(owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()

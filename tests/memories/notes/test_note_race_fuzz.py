@@ -175,7 +175,7 @@ def test_notes_deleted_while_they_are_indexed_are_deleted_with_their_passages(do
 
     assert failures == []
     assert set(outcomes) <= {"indexed", "skipped"}, outcomes
-    assert not Note.objects.filter(owner=owner).exists()
-    assert not NoteChunk.objects.filter(owner=owner).exists()
-    assert not NoteMention.objects.filter(note__owner=owner).exists()
+    assert not Note.objects.filter(space__personal_of=owner).exists()
+    assert not NoteChunk.objects.filter(space__personal_of=owner).exists()
+    assert not NoteMention.objects.filter(note__space__personal_of=owner).exists()
     assert semantic_search(owner=owner, query="when does tidepool deploy?", kinds=["notes"]) == []

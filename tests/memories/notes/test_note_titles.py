@@ -89,4 +89,4 @@ def test_an_uploaded_files_title_drops_what_a_typed_one_may_not_hold(owner_clien
     response = owner_client.post(reverse("note_upload"), {"file": SimpleUploadedFile("runbook.md", data)})
 
     assert response.status_code == 302, response.content.decode()[:2000]
-    assert Note.objects.get(owner=owner).title == "Failover runbook"
+    assert Note.objects.get(space__personal_of=owner).title == "Failover runbook"

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from accounts.spaces import personal_space_of
 from memories import services
 from memories.indexing import vectors
 from memories.indexing.embedding import get_embedder
@@ -52,7 +53,7 @@ def similarity(text: str) -> float:
 def vector_score(owner, memory: Memory) -> float | None:
     """The memory's similarity to the question as the vector signal scores it (its best chunk)."""
     ranked = vector_ranking(
-        owner_id=owner.pk,
+        space_ids=[personal_space_of(owner).pk],
         query_vector=get_embedder().embed([QUESTION])[0],
         model=get_embedder().name,
         filters=MemoryFilters(),
@@ -169,7 +170,7 @@ def test_changing_only_tags_leaves_the_successor_alone(owner, conversation, djan
 
 def test_deleting_a_memory_in_another_session_leaves_the_reply_alone(owner, conversation):
     _, reply = conversation
-    other = Memory.objects.get(owner=owner, content=DISTRACTORS[0])
+    other = Memory.objects.get(space__personal_of=owner, content=DISTRACTORS[0])
     services.memory_delete(owner=owner, public_id=other.public_id)
     reply.refresh_from_db()
     assert reply.indexing_status == IndexingStatus.INDEXED

@@ -133,7 +133,7 @@ def test_query_syntax_characters_are_plain_text(owner, query):
     memory = write_all(owner, {"odd": f"note about {query} here"})["odd"]
     hits = search_hybrid(owner=owner, query=query)
     assert hits[0].memory == memory
-    assert Memory.objects.filter(owner=owner).count() == 1
+    assert Memory.objects.filter(space__personal_of=owner).count() == 1
 
 
 def test_tags_filter_keeps_only_memories_with_all_the_tags(owner, index):

@@ -1,10 +1,11 @@
-"""The retrieval signals: each answers for its owner only, whatever ids or filter values it is given;
+"""The retrieval signals: each answers for the spaces it is given only, whatever ids or filter values it is given;
 the keyword signal reads words in angle brackets; the vector signal lends a memory's in-context
 reading to the memory it was read after, and its signature shortlist ranks as the exact scan does."""
 
 import numpy as np
 import pytest
 
+from accounts.spaces import personal_space_of
 from bench import corpus
 from memories import services
 from memories.indexing.embedding import get_embedder
@@ -25,7 +26,8 @@ CHECKOUT_QUESTION = "how is the checkout page laid out?"
 def test_memory_vectors_give_each_of_the_owners_memories_one_unit_vector(owner, write_indexed):
     memory = write_indexed(owner, LAPTOP)
 
-    vectors = memory_vectors(owner_id=owner.pk, memory_ids=[memory.pk], model=serving_model_name())
+    mine = [personal_space_of(owner).pk]
+    vectors = memory_vectors(space_ids=mine, memory_ids=[memory.pk], model=serving_model_name())
 
     assert vectors.keys() == {memory.pk}
     assert np.linalg.norm(vectors[memory.pk]) == pytest.approx(1.0, abs=1e-3)
@@ -35,7 +37,8 @@ def test_memory_vectors_give_nothing_for_another_owners_memories(owner, stranger
     theirs = write_indexed(stranger, LAPTOP)
     write_indexed(owner, LAPTOP)
 
-    assert memory_vectors(owner_id=owner.pk, memory_ids=[theirs.pk], model=serving_model_name()) == {}
+    mine = [personal_space_of(owner).pk]
+    assert memory_vectors(space_ids=mine, memory_ids=[theirs.pk], model=serving_model_name()) == {}
 
 
 def test_filter_values_are_compared_as_data_not_read_as_sql(owner, write_indexed):
@@ -43,10 +46,11 @@ def test_filter_values_are_compared_as_data_not_read_as_sql(owner, write_indexed
     model = serving_model_name()
     vector = get_embedder(model).embed(["laptop"])[0]
     injected = MemoryFilters(tags=("x') OR true --",), written_by="x' OR '1'='1")
+    mine = [personal_space_of(owner).pk]
 
     for filters, found in ((injected, []), (MemoryFilters(), [memory.pk])):
-        by_keyword = keyword_ranking(owner_id=owner.pk, query="laptop", filters=filters, limit=10)
-        by_vector = vector_ranking(owner_id=owner.pk, query_vector=vector, model=model, filters=filters, limit=10)
+        by_keyword = keyword_ranking(space_ids=mine, query="laptop", filters=filters, limit=10)
+        by_vector = vector_ranking(space_ids=mine, query_vector=vector, model=model, filters=filters, limit=10)
         assert [item.memory_id for item in by_keyword] == found
         assert [item.memory_id for item in by_vector] == found
 
@@ -61,14 +65,14 @@ def test_filter_values_are_compared_as_data_not_read_as_sql(owner, write_indexed
 )
 def test_words_in_angle_brackets_are_found_by_keyword(owner, content, query):
     memory = services.memory_write(owner=owner, content=content)
-    ranked = keyword_ranking(owner_id=owner.pk, query=query, filters=MemoryFilters(), limit=10)
+    ranked = keyword_ranking(space_ids=[personal_space_of(owner).pk], query=query, filters=MemoryFilters(), limit=10)
     assert [item.memory_id for item in ranked] == [memory.pk]
 
 
 def vector_order(owner, query: str, filters: MemoryFilters | None = None) -> list[int]:
     query_vector = get_embedder().embed([query])[0]
     ranked = vector_ranking(
-        owner_id=owner.pk,
+        space_ids=[personal_space_of(owner).pk],
         query_vector=query_vector,
         model=get_embedder().name,
         filters=filters or MemoryFilters(),
@@ -130,7 +134,7 @@ def test_the_shortlist_ranks_as_the_exact_scan_does(owner, index):
             exact: [
                 item.memory_id
                 for item in vector_ranking(
-                    owner_id=owner.pk,
+                    space_ids=[personal_space_of(owner).pk],
                     query_vector=embedder.embed_query(question).result(),
                     model=embedder.name,
                     filters=MemoryFilters(),

@@ -1,6 +1,7 @@
-"""HNSW indexes for large owners (memories.indexing.vector_indexes): built for owners from the threshold on,
-read by the vector signal only for their owner and only when unfiltered, dropped when their owner
-goes or shrinks, never two builders at once, and a failed build leaves nothing behind.
+"""HNSW indexes for large spaces (memories.indexing.vector_indexes): built for spaces from the threshold on,
+read by the vector signal only for their space and only when unfiltered, dropped when their space
+goes or shrinks, never two builders at once, and a failed build leaves nothing behind. Each user
+here writes to their personal space.
 
 CREATE INDEX CONCURRENTLY cannot run inside a transaction, so these tests commit (transactional_db)."""
 
@@ -12,6 +13,7 @@ from django.core.management.base import CommandError
 from django.db import connection, connections
 from psycopg import sql
 
+from accounts.spaces import personal_space_of
 from memories import services
 from memories.indexing import vector_indexes
 from memories.indexing.embedding import get_embedder
@@ -58,7 +60,7 @@ def write_facts(owner, facts=FACTS, **fields) -> list:
 
 
 def uses_index(owner, query_vector, filters: MemoryFilters | None = None) -> bool:
-    """Whether the vector signal's query for this owner reads its HNSW index (EXPLAIN ANALYZE of
+    """Whether the vector signal's query for this owner's personal space reads its HNSW index (EXPLAIN ANALYZE of
     the very statement it runs: the index scan is executed, not only planned)."""
     statements = []
 
@@ -68,7 +70,7 @@ def uses_index(owner, query_vector, filters: MemoryFilters | None = None) -> boo
 
     with connection.execute_wrapper(capture):
         vector_ranking(
-            owner_id=owner.pk,
+            space_ids=[personal_space_of(owner).pk],
             query_vector=query_vector,
             model=serving_model_name(),
             filters=filters or MemoryFilters(),
@@ -86,7 +88,7 @@ def uses_index(owner, query_vector, filters: MemoryFilters | None = None) -> boo
         finally:
             cursor.execute("RESET enable_seqscan")
             cursor.execute("RESET enable_sort")
-    name = index_name(owner.pk, serving_model_name())
+    name = index_name(personal_space_of(owner).pk, serving_model_name())
     return any(f"Index Scan using {name}" in line and "never executed" not in line for line in plan)
 
 
@@ -102,9 +104,9 @@ def test_an_owner_from_the_threshold_on_gets_an_index_that_its_unfiltered_search
 
     report = vector_indexes_maintain()
 
-    assert report.built == [index_name(owner.pk, serving_model_name())]
+    assert report.built == [index_name(personal_space_of(owner).pk, serving_model_name())]
     assert indexes_on_chunks() == set(report.built)
-    assert VectorIndex.objects.get(owner=owner).ready
+    assert VectorIndex.objects.get(space__personal_of=owner).ready
     vector = query_vector("who is away in Portugal?")
     assert uses_index(owner, vector)
     assert not uses_index(small, vector)
@@ -118,17 +120,17 @@ def test_the_index_finds_what_the_exact_scan_finds_and_only_the_owners(small_thr
     write_facts(stranger)  # indexed too, and just as near
     vector = query_vector("when do backups of the database run?")
     model = serving_model_name()
+    mine = [personal_space_of(owner).pk]
     exact = vector_ranking(
-        owner_id=owner.pk, query_vector=vector, model=model, filters=MemoryFilters(), limit=5, exact=True
+        space_ids=mine, query_vector=vector, model=model, filters=MemoryFilters(), limit=5, exact=True
     )
 
     vector_indexes_maintain()
-    indexed = vector_ranking(owner_id=owner.pk, query_vector=vector, model=model, filters=MemoryFilters(), limit=5)
+    indexed = vector_ranking(space_ids=mine, query_vector=vector, model=model, filters=MemoryFilters(), limit=5)
 
     assert [item.memory_id for item in indexed] == [item.memory_id for item in exact]
-    assert set(Memory.objects.filter(pk__in=[item.memory_id for item in indexed]).values_list("owner", flat=True)) == {
-        owner.pk
-    }
+    found = Memory.objects.filter(pk__in=[item.memory_id for item in indexed])
+    assert list(found.values_list("space", flat=True).distinct()) == mine
     assert search_hybrid(owner=owner, query="when do backups of the database run?")[0].memory.content == FACTS[2]
 
 
@@ -197,7 +199,7 @@ def test_the_workers_periodic_task_builds_what_is_missing(small_threshold):
 
     assert vector_indexes_task.call_local() == 1
     assert vector_indexes_task.call_local() == 0  # nothing left to build
-    assert indexes_on_chunks() == {index_name(owner.pk, serving_model_name())}
+    assert indexes_on_chunks() == {index_name(personal_space_of(owner).pk, serving_model_name())}
 
 
 def test_a_restatement_by_an_indexed_owner_is_linked_through_its_index(small_threshold):

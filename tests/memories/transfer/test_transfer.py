@@ -6,12 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from accounts.spaces import personal_space_of
 from gnosem.errors import ValidationError
 from memories import selectors, services
 from memories.models import IndexingStatus, Memory
 from memories.transfer import importing
 from memories.transfer.document import parse_document
-from memories.transfer.export import export_chunks
+from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import INSERT_BATCH, import_memories
 
 START = datetime(2024, 11, 2, 8, 30, 15, 123456, tzinfo=UTC)
@@ -21,7 +22,7 @@ NO_NOTES = {"notes_imported": 0, "notes_duplicates": 0, "notes_new_ids": 0}
 
 
 def export_of(owner) -> dict:
-    return json.loads("".join(export_chunks(owner)))
+    return json.loads("".join(export_chunks(exported_space(owner))))
 
 
 @pytest.fixture
@@ -55,14 +56,16 @@ def test_the_export_has_every_field_of_every_memory(owner, written):
 
 def test_export_then_import_into_an_empty_account_is_lossless(owner, written, django_capture_on_commit_callbacks):
     before = export_of(owner)
-    Memory.objects.filter(owner=owner).delete()
+    Memory.objects.filter(space__personal_of=owner).delete()
     with django_capture_on_commit_callbacks(execute=True):
         report = import_memories(owner=owner, document=copy.deepcopy(before))
     assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 0, "compressed_dropped": 0, **NO_NOTES}
     after = export_of(owner)
     assert after["memories"] == before["memories"]
     # Imported memories are embedded again.
-    assert set(Memory.objects.filter(owner=owner).values_list("indexing_status", flat=True)) == {IndexingStatus.INDEXED}
+    assert set(Memory.objects.filter(space__personal_of=owner).values_list("indexing_status", flat=True)) == {
+        IndexingStatus.INDEXED
+    }
 
 
 def test_importing_into_another_account_keeps_the_ids_and_everything_else(owner, stranger, written):
@@ -90,7 +93,7 @@ def test_a_strangers_import_of_the_owners_ids_reveals_and_touches_nothing(owner,
     response = client.get(f"/api/v1/memories/{mine.public_id}", headers={"Authorization": f"Bearer {owner_token}"})
     assert response.status_code == 200 and response.json()["content"] == "owner's private plan"
     mine.refresh_from_db()
-    assert (mine.content, mine.tags, mine.owner_id) == ("owner's private plan", ["secret"], owner.pk)
+    assert (mine.content, mine.tags, mine.space) == ("owner's private plan", ["secret"], personal_space_of(owner))
     # Deleting or changing the stranger's copy leaves the owner's alone.
     services.memory_update(owner=stranger, public_id=mine.public_id, content="changed by the stranger")
     services.memory_delete(owner=stranger, public_id=mine.public_id)
@@ -103,14 +106,14 @@ def test_an_id_the_owner_already_has_gets_a_new_one(owner, written):
         item["content"] += " (edited elsewhere)"  # not a duplicate, but the same ids
     report = import_memories(owner=owner, document=document)
     assert (report.imported, report.new_ids) == (6, 6)
-    assert Memory.objects.filter(owner=owner).count() == 12
+    assert Memory.objects.filter(space__personal_of=owner).count() == 12
 
 
 def test_importing_the_same_file_twice_skips_the_duplicates(owner, written):
     document = export_of(owner)
     report = import_memories(owner=owner, document=document)
     assert report.as_dict() == {"imported": 0, "duplicates": 6, "new_ids": 0, "compressed_dropped": 0, **NO_NOTES}
-    assert Memory.objects.filter(owner=owner).count() == 6
+    assert Memory.objects.filter(space__personal_of=owner).count() == 6
 
 
 def test_duplicates_inside_one_file_are_imported_once(owner):
@@ -137,7 +140,7 @@ def test_a_malformed_document_is_refused_with_a_reason(owner, document, message)
 
 def test_a_bad_entry_anywhere_imports_nothing_and_lists_the_problems(owner, written):
     document = export_of(owner)
-    Memory.objects.filter(owner=owner).delete()
+    Memory.objects.filter(space__personal_of=owner).delete()
     document["memories"][2]["tags"] = ["Not A Tag!"]
     document["memories"][4]["created_at"] = "last tuesday"
     document["memories"][5]["content"] = ""
@@ -146,7 +149,7 @@ def test_a_bad_entry_anywhere_imports_nothing_and_lists_the_problems(owner, writ
     message = caught.value.message
     assert message.startswith("nothing was imported")
     assert "memory #3: tags:" in message and "memory #5: created_at:" in message and "memory #6: content:" in message
-    assert not Memory.objects.filter(owner=owner).exists()
+    assert not Memory.objects.filter(space__personal_of=owner).exists()
 
 
 def test_a_database_failure_midway_rolls_everything_back(owner, monkeypatch):
@@ -164,7 +167,7 @@ def test_a_database_failure_midway_rolls_everything_back(owner, monkeypatch):
     with pytest.raises(RuntimeError):
         import_memories(owner=owner, document={"format": "gnosem-export", "version": 1, "memories": items})
     assert calls == [INSERT_BATCH, 10]
-    assert not Memory.objects.filter(owner=owner).exists()
+    assert not Memory.objects.filter(space__personal_of=owner).exists()
 
 
 def test_parse_document_explains_what_is_not_json():
@@ -180,10 +183,12 @@ def test_taken_ids_are_found_across_lookup_batches(owner, stranger, written, mon
     document = export_of(owner)
     for item in document["memories"]:
         item["content"] += " again"
-    Memory.objects.filter(owner=owner, public_id__in=[written[1].public_id, written[3].public_id]).delete()
+    Memory.objects.filter(space__personal_of=owner, public_id__in=[written[1].public_id, written[3].public_id]).delete()
     report = import_memories(owner=owner, document=document)
     assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 4, "compressed_dropped": 0, **NO_NOTES}
-    kept = set(Memory.objects.filter(owner=owner, content__endswith=" again").values_list("public_id", flat=True))
+    kept = set(
+        Memory.objects.filter(space__personal_of=owner, content__endswith=" again").values_list("public_id", flat=True)
+    )
     assert {written[1].public_id, written[3].public_id} <= kept
 
 
@@ -210,7 +215,7 @@ def test_importing_where_a_model_is_on_compresses_what_arrived_uncompressed(
     with django_capture_on_commit_callbacks(execute=True):
         import_memories(owner=stranger, document=document)
 
-    imported = {memory.content: memory for memory in Memory.objects.filter(owner=stranger)}
+    imported = {memory.content: memory for memory in Memory.objects.filter(space__personal_of=stranger)}
     assert imported[long_text].compression_status == "compressed"
     assert imported[long_text].content_optimized.startswith("TOPIC=billing export")
     assert imported["long " * 100].content_optimized == "FACT=long repeated"  # kept, not sent again
@@ -238,7 +243,7 @@ def test_an_imported_compressed_form_that_fails_the_guard_is_dropped(owner, clie
     report = import_memories(owner=owner, document=document_of({**item, "created_at": "2025-01-01"}))
     assert report.as_dict() == {"imported": 1, "duplicates": 0, "new_ids": 0, "compressed_dropped": 1, **NO_NOTES}
     assert "1 compressed form dropped" in str(report)
-    memory = Memory.objects.get(owner=owner)
+    memory = Memory.objects.get(space__personal_of=owner)
     # Decided afresh, as for a memory arriving without one (compression is off here).
     assert (memory.content_optimized, memory.compression_status) == (None, "disabled")
     # What an assistant reads is the text as written, which the dashboard shows.
@@ -254,7 +259,7 @@ def test_a_dropped_compressed_form_is_compressed_afresh_where_a_model_is_on(
     with django_capture_on_commit_callbacks(execute=True):
         report = import_memories(owner=owner, document=document_of(item))
     assert report.compressed_dropped == 1
-    memory = Memory.objects.get(owner=owner)
+    memory = Memory.objects.get(space__personal_of=owner)
     assert memory.compression_status == "compressed" and memory.content_optimized.startswith("TOPIC=billing export")
 
 
@@ -262,7 +267,7 @@ def test_a_compressed_form_that_passes_the_guard_is_kept_and_counts_as_compresse
     item = {"content": LONG_TEXT, "content_optimized": "TOPIC: billing export | PLACE=S3", "created_at": "2025-01-01"}
     report = import_memories(owner=owner, document=document_of({**item, "compression_status": "disabled"}))
     assert report.compressed_dropped == 0
-    memory = Memory.objects.get(owner=owner)
+    memory = Memory.objects.get(space__personal_of=owner)
     # Stored as the guard writes a model's answer.
     assert (memory.content_optimized, memory.compression_status) == ("TOPIC=billing export|PLACE=S3", "compressed")
 
@@ -314,7 +319,7 @@ def test_a_null_time_that_every_entry_has_is_refused_and_nothing_is_imported(own
     assert caught.value.message == (
         f"nothing was imported: memory #1: {field}: must be an ISO 8601 date or date-time string, not null."
     )
-    assert not Memory.objects.filter(owner=owner).exists()
+    assert not Memory.objects.filter(space__personal_of=owner).exists()
 
 
 @pytest.mark.parametrize("field", ["content", "content_optimized", "tags", "written_by"])
@@ -332,7 +337,7 @@ def test_nul_characters_and_lone_surrogates_in_a_field_are_refused_per_entry(own
     with pytest.raises(ValidationError) as caught:
         import_memories(owner=owner, document=document)
     assert f"memory #2: {field}: {message}" in caught.value.message
-    assert not Memory.objects.filter(owner=owner).exists()
+    assert not Memory.objects.filter(space__personal_of=owner).exists()
 
 
 def test_the_same_id_twice_in_one_file_is_refused_naming_both_entries(owner):
@@ -344,7 +349,7 @@ def test_the_same_id_twice_in_one_file_is_refused_naming_both_entries(owner):
     ]
     with pytest.raises(ValidationError, match=f"memory #3: id {same} appears twice \\(also #1\\)"):
         import_memories(owner=owner, document=document_of(*items))
-    assert not Memory.objects.filter(owner=owner).exists()
+    assert not Memory.objects.filter(space__personal_of=owner).exists()
 
 
 @pytest.mark.parametrize("version", [True, 1.0, "1", None])

@@ -15,7 +15,7 @@ from memories import services
 from memories.models import IndexingStatus, Memory, Note, NoteFormat, Quota
 from memories.notes import services as notes
 from memories.search.notes import note_search
-from memories.transfer.export import export_chunks
+from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import import_memories
 
 RUNBOOK = """# Database failover runbook
@@ -31,7 +31,7 @@ UPDATED = "2025-03-02T10:00:00+00:00"
 
 
 def export_of(owner) -> dict:
-    return json.loads("".join(export_chunks(owner)))
+    return json.loads("".join(export_chunks(exported_space(owner))))
 
 
 def document_of(*note_entries: object, memories: list | None = None, version: int = 3) -> dict:
@@ -56,7 +56,7 @@ def plain(owner) -> Note:
 def test_an_export_holds_every_note_with_all_its_fields(owner, runbook, plain):
     services.memory_write(owner=owner, content="We deploy on Tuesdays.")
 
-    text = "".join(export_chunks(owner))
+    text = "".join(export_chunks(exported_space(owner)))
     document = json.loads(text)
 
     assert document["version"] == 3 and list(document) == ["format", "version", "exported_at", "memories", "notes"]
@@ -94,14 +94,14 @@ def test_notes_make_the_round_trip_into_another_account(owner, stranger, runbook
 
     assert (report.notes_imported, report.notes_duplicates, report.notes_new_ids) == (2, 0, 0)
     assert export_of(stranger)["notes"] == document["notes"]
-    copied = Note.objects.get(owner=stranger, title="Porto offsite")
+    copied = Note.objects.get(space__personal_of=stranger, title="Porto offsite")
     assert copied.content.encode() == plain.content.encode()
     assert (copied.format, copied.created_at, copied.updated_at) == (
         NoteFormat.TEXT,
         plain.created_at,
         plain.updated_at,
     )
-    assert Note.objects.filter(owner=owner).count() == 2
+    assert Note.objects.filter(space__personal_of=owner).count() == 2
 
 
 def test_a_note_keeps_its_id_unless_the_owner_already_uses_it(owner, runbook):
@@ -114,9 +114,9 @@ def test_a_note_keeps_its_id_unless_the_owner_already_uses_it(owner, runbook):
     report = import_memories(owner=owner, document=document)
 
     assert (report.notes_imported, report.notes_new_ids) == (2, 1)
-    renewed = Note.objects.get(owner=owner, title="Another runbook")
+    renewed = Note.objects.get(space__personal_of=owner, title="Another runbook")
     assert renewed.public_id != runbook.public_id
-    assert str(Note.objects.get(owner=owner, title="A third runbook").public_id) == free
+    assert str(Note.objects.get(space__personal_of=owner, title="A third runbook").public_id) == free
     assert Note.objects.get(pk=runbook.pk).title == "Failover runbook"
     assert "2 notes imported, 0 duplicates skipped, 1 given new ids" in str(report)
 
@@ -129,7 +129,7 @@ def test_exact_duplicates_are_skipped_whether_the_owner_has_them_or_the_file_rep
     report = import_memories(owner=owner, document=document)
 
     assert (report.notes_imported, report.notes_duplicates) == (3, 1)
-    assert Note.objects.filter(owner=owner).count() == 4
+    assert Note.objects.filter(space__personal_of=owner).count() == 4
 
 
 def test_a_version_2_file_and_a_version_3_file_without_notes_still_import(owner):
@@ -190,7 +190,7 @@ def test_the_quota_counts_the_notes_and_refuses_everything_over_it(owner):
 
     assert not Note.objects.exists() and not Memory.objects.exists()
     import_memories(owner=owner, document=document_of(a_note()))
-    assert Note.objects.filter(owner=owner).count() == 1
+    assert Note.objects.filter(space__personal_of=owner).count() == 1
 
 
 def test_imported_notes_are_pending_until_their_queued_embedding_runs(
@@ -200,7 +200,7 @@ def test_imported_notes_are_pending_until_their_queued_embedding_runs(
 
     with django_capture_on_commit_callbacks() as callbacks:
         import_memories(owner=stranger, document=document)
-    note = Note.objects.get(owner=stranger)
+    note = Note.objects.get(space__personal_of=stranger)
     assert note.indexing_status == IndexingStatus.PENDING and note.indexing_queued_at is not None
     assert callbacks
 
@@ -236,7 +236,7 @@ def test_the_api_export_and_import_carry_notes(owner, stranger, owner_token, str
     )
 
     assert response.status_code == 200
-    copied = Note.objects.get(owner=stranger)
+    copied = Note.objects.get(space__personal_of=stranger)
     assert (str(copied.public_id), copied.content, copied.tags) == (str(runbook.public_id), RUNBOOK, runbook.tags)
 
 

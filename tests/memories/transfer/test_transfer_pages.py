@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from memories import services
 from memories.models import Memory
-from memories.transfer.export import export_chunks
+from memories.transfer.export import export_chunks, exported_space
 from tests.memories.conftest import DEEP_EXPORT
 
 
@@ -33,20 +33,20 @@ def test_the_download_holds_only_the_users_memories(owner_client, stranger_clien
 
 def test_uploading_an_export_imports_it_and_reports_counts(owner_client, owner, stranger):
     moved = services.memory_write(owner=stranger, content="moving over", tags=["a"])
-    document = "".join(export_chunks(stranger)).encode()
+    document = "".join(export_chunks(exported_space(stranger))).encode()
     response = upload(owner_client, document)
     assert response.status_code == 302
     page = owner_client.get(response.url).content.decode()
     assert "export.json: 1 memory imported, 0 duplicates skipped." in page
-    assert Memory.objects.get(owner=owner).public_id == moved.public_id
-    assert Memory.objects.get(owner=owner).content == "moving over"
+    assert Memory.objects.get(space__personal_of=owner).public_id == moved.public_id
+    assert Memory.objects.get(space__personal_of=owner).content == "moving over"
 
 
 def test_a_bad_upload_is_refused_with_a_reason_and_changes_nothing(owner_client, owner):
     response = upload(owner_client, b'{"format": "gnosem-export", "version": 1, "memories": [{"content": "x"}]}')
     assert response.status_code == 400
     assert "memory #1: created_at: is missing" in response.content.decode()
-    assert not Memory.objects.filter(owner=owner).exists()
+    assert not Memory.objects.filter(space__personal_of=owner).exists()
 
 
 def test_an_oversized_upload_is_refused_before_it_is_read(owner, settings):
@@ -59,7 +59,7 @@ def test_an_oversized_upload_is_refused_before_it_is_read(owner, settings):
     response = upload(client, json.dumps({"format": "gnosem-export", "version": 1, "memories": [item]}).encode())
     assert response.status_code == 413
     assert "larger than the 2 KiB import limit; nothing was imported" in response.content.decode()
-    assert not Memory.objects.filter(owner=owner).exists()
+    assert not Memory.objects.filter(space__personal_of=owner).exists()
 
 
 def test_uploading_needs_a_file_and_the_csrf_token(owner):
@@ -84,7 +84,7 @@ def test_json_nested_thousands_deep_is_a_clear_error_on_the_page(owner_client, o
     response = upload(owner_client, DEEP_EXPORT)
     assert response.status_code == 400
     assert "export.json: is nested too deeply (more than 64 levels)" in response.content.decode()
-    assert not Memory.objects.filter(owner=owner).exists()
+    assert not Memory.objects.filter(space__personal_of=owner).exists()
 
 
 def test_the_dashboard_shows_the_compressed_form_an_assistant_reads(owner_client, owner, owner_token, client):
@@ -96,7 +96,7 @@ def test_the_dashboard_shows_the_compressed_form_an_assistant_reads(owner_client
         "created_at": "2025-01-01",
     }
     upload(owner_client, json.dumps({"format": "gnosem-export", "version": 1, "memories": [item]}).encode())
-    memory = Memory.objects.get(owner=owner)
+    memory = Memory.objects.get(space__personal_of=owner)
     read = client.get(f"/api/v1/memories/{memory.public_id}", headers={"Authorization": f"Bearer {owner_token}"})
     assert read.json()["content"] == "TOPIC=billing export|PLACE=S3 eu-west-1"
     for page in [

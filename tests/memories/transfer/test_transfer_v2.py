@@ -11,12 +11,12 @@ from gnosem.errors import ValidationError
 from memories import services
 from memories.models import Memory, MemoryRevision
 from memories.transfer.document import LINK_FIELDS
-from memories.transfer.export import export_chunks
+from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import import_memories
 
 
 def export_of(owner) -> dict:
-    return json.loads("".join(export_chunks(owner)))
+    return json.loads("".join(export_chunks(exported_space(owner))))
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def test_the_round_trip_keeps_pins_corrections_provenance_and_history(owner, cor
     assert [revision["content"] for revision in old_entry["revisions"]] == ["We deploy on Tuesdays."]
     assert new_entry["pinned"] is True and new_entry["also_written_by"] == ["claude code"]
 
-    Memory.objects.filter(owner=owner).delete()
+    Memory.objects.filter(space__personal_of=owner).delete()
     report = import_memories(owner=owner, document=copy.deepcopy(before))
 
     assert report.imported == 2
@@ -50,10 +50,10 @@ def test_links_follow_the_new_ids_when_the_old_ones_are_taken(owner, stranger, c
     import_memories(owner=owner, document=copy.deepcopy(document))  # duplicates: nothing new
     import_memories(owner=stranger, document=copy.deepcopy(document))
 
-    old, new = Memory.objects.filter(owner=stranger).order_by("created_at")
+    old, new = Memory.objects.filter(space__personal_of=stranger).order_by("created_at")
     assert old.superseded_by == new
     assert MemoryRevision.objects.filter(memory=old).count() == 1
-    assert Memory.objects.filter(owner=owner).count() == 2
+    assert Memory.objects.filter(space__personal_of=owner).count() == 2
 
 
 def test_a_version_1_file_still_imports(owner):

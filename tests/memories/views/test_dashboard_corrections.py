@@ -56,7 +56,7 @@ def test_supersede_writes_the_new_fact_and_marks_the_old_one(owner_client, owner
         follow=True,
     )
 
-    successor = Memory.objects.get(owner=owner, content__startswith="From March")
+    successor = Memory.objects.get(space__personal_of=owner, content__startswith="From March")
     memory.refresh_from_db()
     assert memory.superseded_by == successor
     assert "Supersedes" in response.content.decode()
