@@ -290,3 +290,15 @@ def test_an_import_goes_into_the_space_chosen_when_the_caller_may_write_there(ow
     # The same file again is a duplicate there, but new in another space.
     assert import_memories(owner=editor, document=document, space="Platform").duplicates == 1
     assert import_memories(owner=editor, document=document).imported == 1
+
+
+def test_the_dashboard_shows_each_team_memory_with_its_space_and_author(owner, owner_client, editor, team):
+    shared = services.memory_write(owner=editor, content="The release train leaves every Tuesday.", space="Platform")
+    services.memory_write(owner=owner, content="My own reminder.")
+
+    listing = owner_client.get("/").content.decode()
+    detail = owner_client.get(f"/memories/{shared.public_id}/").content.decode()
+
+    assert 'badge-space" title="In the team space Platform">Platform</span>' in listing
+    assert "by editor" in listing
+    assert "<dt>Space</dt><dd>Platform (team)</dd>" in detail and "<dt>Author</dt><dd>editor</dd>" in detail
