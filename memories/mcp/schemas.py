@@ -223,7 +223,7 @@ COUNT_INPUT = _object(
         "group_by": {
             "type": "string",
             "enum": list(GROUPINGS),
-            "description": "Also count per tag, per client (written_by) or per month of creation.",
+            "description": "Also count per tag, client (written_by), month of creation, space or author.",
         },
         "tags": _TAGS_FILTER,
         "written_by": _WRITTEN_BY_FILTER,

@@ -381,8 +381,8 @@ _ALL_TOOLS = (
         description=(
             "How many memories the user has: all, those passing the filters, or with `query` those about a topic "
             f"(an own passage with similarity at least {ABOUT_MIN_SIMILARITY:g} to it, or every word of it). Exact, "
-            "not estimated; group_by counts per tag, client or month. Use it for 'how many ...' questions "
-            "instead of counting search results."
+            "not estimated; group_by counts per tag, client, month, space or author. Use it for 'how many ...' "
+            "questions instead of counting search results."
         ),
         input_schema=schemas.COUNT_INPUT,
         output_schema=COUNT_SCHEMA,

@@ -5,7 +5,7 @@ from datetime import UTC
 
 from django.contrib.postgres.fields import ArrayField
 from django.db.models import Case, CharField, Count, F, Func, Value, When
-from django.db.models.functions import TruncMonth
+from django.db.models.functions import Coalesce, TruncMonth
 
 from accounts.reach import Actor, reach_of
 from gnosem.errors import ValidationError
@@ -13,7 +13,7 @@ from memories.search.about import about
 from memories.selectors import MemoryFilters, memories_of
 from memories.validation import clean_query
 
-GROUPINGS = ("tag", "written_by", "month")
+GROUPINGS = ("tag", "written_by", "month", "space", "author")
 _TAGS = ArrayField(CharField())
 
 
@@ -38,7 +38,7 @@ class MemoryCount:
 def memory_count(*, owner: Actor, filters: MemoryFilters, query: object = None, group_by: object = None) -> MemoryCount:
     """How many of the reached memories pass `filters` and, with `query`, are about it
     (memories.search.about: similarity at least ABOUT_MIN_SIMILARITY, or every word of it);
-    grouped by `group_by` (tag, written_by or month) when given."""
+    grouped by `group_by` (tag, written_by, month, space or author) when given."""
     if group_by is not None and group_by not in GROUPINGS:
         raise ValidationError("group_by", f"must be one of {', '.join(GROUPINGS)}; got {group_by!r}.")
     reach = reach_of(owner)
@@ -60,6 +60,10 @@ def memory_count(*, owner: Actor, filters: MemoryFilters, query: object = None, 
         )
     elif group_by == "written_by":
         key = F("written_by")
+    elif group_by == "space":
+        key = F("space__name")
+    elif group_by == "author":
+        key = Coalesce(F("author__username"), Value(""))  # "": written by an account since deleted
     else:
         key = TruncMonth("created_at", tzinfo=UTC)
     rows = memories.annotate(key=key).values("key").annotate(n=Count("id")).order_by("-n", "key")

@@ -302,3 +302,16 @@ def test_the_dashboard_shows_each_team_memory_with_its_space_and_author(owner, o
     assert 'badge-space" title="In the team space Platform">Platform</span>' in listing
     assert "by editor" in listing
     assert "<dt>Space</dt><dd>Platform (team)</dd>" in detail and "<dt>Author</dt><dd>editor</dd>" in detail
+
+
+def test_counts_group_by_space_and_by_author(owner, editor, team):
+    services.memory_write(owner=owner, content="Personal: renew the passport.")
+    services.memory_write(owner=owner, content="Team: the API gateway runs on port 8443.", space="Platform")
+    services.memory_write(owner=editor, content="Team: staging moved to port 6543.", space="Platform")
+
+    by_space = memory_count(owner=owner, filters=MemoryFilters(), group_by="space")
+    by_author = memory_count(owner=owner, filters=MemoryFilters(), group_by="author")
+
+    assert by_space.groups == [("Platform", 2), ("Personal", 1)]
+    assert by_author.groups == [("owner", 2), ("editor", 1)]
+    assert memory_count(owner=editor, filters=MemoryFilters(), group_by="space").groups == [("Platform", 2)]
