@@ -7,7 +7,7 @@ reads."""
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from accounts.models import Role, SpaceKind
+from accounts.models import Membership, Role, SpaceInvitation, SpaceKind
 from gnosem.types import Owner
 from memories.graph.explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
 from memories.graph.explore import MAX_EDGES, MAX_ENTRY_MEMORIES, MAX_ENTRY_NOTES, MAX_MEMORIES, GraphView
@@ -46,6 +46,14 @@ MEMORY_PROPERTIES: dict[str, Any] = {
     "written_by": {"type": "string", "description": "The client that wrote the memory."},
     "space": _SPACE_PROPERTY,
     "author": _AUTHOR_PROPERTY,
+    "shared_from": {
+        "type": ["string", "null"],
+        "description": "The space it was shared (copied or moved) from, named as it was then; null when written here.",
+    },
+    "shared_by": {
+        "type": ["string", "null"],
+        "description": "Who shared it here (their username; null when written here, or once that account is gone).",
+    },
     "created_at": {"type": "string", "format": "date-time"},
     "updated_at": {"type": "string", "format": "date-time"},
     "indexing_status": {
@@ -162,6 +170,8 @@ def memory_to_dict(memory: Memory, *, raw: bool = False) -> dict[str, Any]:
         written_by=memory.written_by,
         space=memory.space.name,
         author=_username(memory.author),
+        shared_from=memory.shared_from or None,
+        shared_by=_username(memory.shared_by),
         created_at=memory.created_at.isoformat(),
         updated_at=memory.updated_at.isoformat(),
         indexing_status=memory.indexing_status,
@@ -267,8 +277,9 @@ SESSION_SCHEMA = _object(
     {
         "text": {
             "type": "string",
-            "description": "The context to read: pinned memories, what is new since this client's last memory, and "
-            "with a query the most relevant ones, as numbered lines.",
+            "description": "The context to read: pinned memories (per space), what the user's other assistants and "
+            "then teammates wrote since this client's last memory, and with a query the most relevant ones, as "
+            "numbered lines.",
         },
         "ids": {
             "type": "array",
@@ -276,7 +287,8 @@ SESSION_SCHEMA = _object(
             "description": "The memory behind each numbered line, in order (line 1 is ids[0]).",
         },
         "pinned": {"type": "integer"},
-        "recent": {"type": "integer"},
+        "recent": {"type": "integer", "description": "Lines the user's own assistants wrote since."},
+        "teammates": {"type": "integer", "description": "Lines teammates wrote in team spaces since."},
         "relevant": {"type": "integer"},
         "left_out": {"type": "integer", "description": "Memories left out for the token budget."},
         "since": {
@@ -287,7 +299,7 @@ SESSION_SCHEMA = _object(
         "memories_total": {"type": "integer", "description": "The user's current (not superseded) memories."},
         "tokens": {"type": "integer", "description": "Estimated tokens of `text` (at most max_tokens)."},
     },
-    ["text", "ids", "pinned", "recent", "relevant", "left_out", "since", "memories_total", "tokens"],
+    ["text", "ids", "pinned", "recent", "teammates", "relevant", "left_out", "since", "memories_total", "tokens"],
 )
 
 
@@ -574,20 +586,87 @@ SPACE_SCHEMA = _object(
 SPACES_SCHEMA = _object({"spaces": {"type": "array", "items": SPACE_SCHEMA}}, ["spaces"])
 
 
+def space_to_dict(summary: SpaceSummary, *, may_write: bool = True) -> dict[str, Any]:
+    """One reached space (SPACE_SCHEMA)."""
+    return {
+        "id": str(summary.space.public_id),
+        "name": summary.space.name,
+        "kind": summary.space.kind,
+        "role": summary.space.role,
+        "writable": may_write and summary.space.can_write,
+        "default": summary.default,
+        "memories": summary.memories,
+        "notes": summary.notes,
+    }
+
+
 def spaces_to_dict(summaries: list[SpaceSummary], *, may_write: bool = True) -> dict[str, Any]:
     """The spaces a caller reaches, as spaces_list shows them."""
+    return {"spaces": [space_to_dict(summary, may_write=may_write) for summary in summaries]}
+
+
+MEMBER_SCHEMA = _object(
+    {
+        "username": {"type": "string", "description": "Name the member by it to change their role or remove them."},
+        "role": {"type": "string", "enum": list(Role.values)},
+        "joined_at": {"type": "string", "format": "date-time"},
+    },
+    ["username", "role", "joined_at"],
+)
+MEMBERS_SCHEMA = _object(
+    {
+        "space": {"type": "string", "description": "The space's name."},
+        "members": {"type": "array", "items": MEMBER_SCHEMA, "description": "Owners first, then admins, editors, viewers."},
+    },
+    ["space", "members"],
+)
+
+
+def member_to_dict(membership: Membership) -> dict[str, Any]:
+    """A member of a space (MEMBER_SCHEMA)."""
     return {
-        "spaces": [
-            {
-                "id": str(summary.space.public_id),
-                "name": summary.space.name,
-                "kind": summary.space.kind,
-                "role": summary.space.role,
-                "writable": may_write and summary.space.can_write,
-                "default": summary.default,
-                "memories": summary.memories,
-                "notes": summary.notes,
-            }
-            for summary in summaries
-        ]
+        "username": membership.user.get_username(),
+        "role": membership.role,
+        "joined_at": membership.joined_at.isoformat(),
+    }
+
+
+def members_to_dict(space_name: str, memberships: Iterable[Membership]) -> dict[str, Any]:
+    """A space's members (MEMBERS_SCHEMA)."""
+    return {"space": space_name, "members": [member_to_dict(membership) for membership in memberships]}
+
+
+INVITATION_PROPERTIES: dict[str, Any] = {
+    "id": {"type": "string", "format": "uuid", "description": "Withdraw the invitation by it."},
+    "role": {"type": "string", "enum": [Role.ADMIN, Role.EDITOR, Role.VIEWER], "description": "What it joins as."},
+    "created_by": {"type": ["string", "null"], "description": "Who made it (null once that account is gone)."},
+    "created_at": {"type": "string", "format": "date-time"},
+    "expires_at": {"type": "string", "format": "date-time"},
+}
+INVITATION_SCHEMA = _object(INVITATION_PROPERTIES, list(INVITATION_PROPERTIES))
+INVITATIONS_SCHEMA = _object(
+    {"invitations": {"type": "array", "items": INVITATION_SCHEMA, "description": "Those still usable, newest first."}},
+    ["invitations"],
+)
+ISSUED_INVITATION_SCHEMA = _object(
+    {
+        **INVITATION_PROPERTIES,
+        "secret": {
+            "type": "string",
+            "description": "The invitation's secret (shown this once, never stored): whoever has it may join once.",
+        },
+        "url": {"type": "string", "description": "The link to send, holding the secret."},
+    },
+    [*INVITATION_PROPERTIES, "secret", "url"],
+)
+
+
+def invitation_to_dict(invitation: SpaceInvitation) -> dict[str, Any]:
+    """An invitation to a space, without its secret (INVITATION_SCHEMA)."""
+    return {
+        "id": str(invitation.public_id),
+        "role": invitation.role,
+        "created_by": _username(invitation.created_by),
+        "created_at": invitation.created_at.isoformat(),
+        "expires_at": invitation.expires_at.isoformat(),
     }

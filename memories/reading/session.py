@@ -1,13 +1,13 @@
 """session_start: what an assistant should know at the start of a conversation, in one text block
 within a token budget (docs/design.md §6).
 
-Three sections, each newest or best first: the pinned memories (the user's standing context); the
-memories written since this client last wrote one (what other assistants learned meanwhile; the
-newest ones when it never wrote); and with a query, the best search results not listed already.
-Superseded memories are left out. Tokens are estimated as ceil(characters / 4), and the whole
-block (headings included) stays within the budget; what does not fit is counted as left out.
-When the session reaches several spaces, a team space's memory says which space and which user
-wrote it.
+Sections, each newest or best first: the pinned memories (the standing context), one section per
+space when the session reaches several; what the user's assistants wrote since this client last
+wrote a memory (the newest when it never wrote); what teammates wrote in the team spaces since
+then; and with a query, the best search results not listed already. Superseded memories are left
+out. Tokens are estimated as ceil(characters / 4), and the whole block (headings included) stays
+within the budget; what does not fit is counted as left out. When the session reaches several
+spaces, a team space's memory says which space and which user wrote it.
 """
 
 from dataclasses import dataclass, field
@@ -28,6 +28,8 @@ PINNED_LIMIT = 100
 RECENT_LIMIT = 50
 RELEVANT_LIMIT = 10
 CHARACTERS_PER_TOKEN = 4
+# The kinds of lines, in the order they come, each counted in the result.
+SECTIONS = ("pinned", "recent", "teammates", "relevant")
 # Room kept for the closing line that counts what was left out.
 _FOOTER_RESERVE = 120
 
@@ -38,7 +40,7 @@ class SessionContext:
 
     text: str = ""
     memories: list[Memory] = field(default_factory=list)
-    sections: dict[str, int] = field(default_factory=dict)
+    sections: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SECTIONS, 0))
     left_out: int = 0
     since: datetime | None = None
     total: int = 0
@@ -51,9 +53,7 @@ class SessionContext:
         return {
             "text": self.text,
             "ids": [str(memory.public_id) for memory in self.memories],
-            "pinned": self.sections.get("pinned", 0),
-            "recent": self.sections.get("recent", 0),
-            "relevant": self.sections.get("relevant", 0),
+            **self.sections,
             "left_out": self.left_out,
             "since": self.since.isoformat() if self.since else None,
             "memories_total": self.total,
@@ -73,27 +73,46 @@ def session_start(*, owner: Actor, client: str, query: object = None, max_tokens
     written_by_client = Q(written_by=client) | Q(also_written_by__contains=[client]) if client else Q(pk__in=[])
     context.since = current.filter(written_by_client).aggregate(last=Max("created_at"))["last"]
 
-    pinned = list(current.filter(pinned=True).order_by("-updated_at", "-id")[:PINNED_LIMIT])
+    pinned = current.filter(pinned=True).order_by("-updated_at", "-id")
     newer = current.filter(pinned=False)
     if context.since is not None:
         newer = newer.filter(created_at__gt=context.since)
-    recent = list(newer.order_by("-created_at", "-id")[:RECENT_LIMIT])
-    listed = {memory.pk for memory in pinned + recent}
+    newer = newer.order_by("-created_at", "-id")
+    # A teammate is anyone but the user, a former member (author gone) included.
+    by_user = newer.filter(author=owner.user)
+    by_teammates = newer.exclude(author=owner.user)
+    recent = list(by_user[:RECENT_LIMIT])
+    teammates = list(by_teammates[:RECENT_LIMIT])
+    listed = {memory.pk for memory in recent + teammates}
+    several = len(owner.spaces) > 1
+    sections: list[tuple[str, str, list[Memory], bool]] = [
+        ("pinned", f"Pinned in {space.name}:" if several else "Pinned (standing context):", memories, False)
+        for space in owner.spaces
+        if (memories := list(pinned.filter(space_id=space.id)[:PINNED_LIMIT]))
+    ]
+    listed |= {memory.pk for _name, _heading, memories, _dated in sections for memory in memories}
     relevant = []
     if query is not None:
         hits = search_hybrid(owner=owner, query=query, top_k=RELEVANT_LIMIT)
         relevant = [hit.memory for hit in hits if hit.memory.pk not in listed]
 
     noun = "memory" if context.total == 1 else "memories"
-    lines = [f"Gnosem memory: {context.total:,} {noun}, {current.filter(pinned=True).count():,} pinned."]
+    lines = [f"Gnosem memory: {context.total:,} {noun}, {pinned.count():,} pinned."]
     spent = len(lines[0]) + 1
     since_text = f"{context.since:%Y-%m-%d %H:%M} UTC" if context.since else None
-    sections = [
-        ("pinned", "Pinned (standing context):", pinned, False),
+    sections += [
         (
             "recent",
             f"New since this client's last memory ({since_text}):" if since_text else "Newest memories:",
             recent,
+            True,
+        ),
+        (
+            "teammates",
+            f"Teammates wrote since this client's last memory ({since_text}):"
+            if since_text
+            else "Teammates' newest memories:",
+            teammates,
             True,
         ),
         ("relevant", f"Relevant to {query!r}:", relevant, True),
@@ -101,7 +120,7 @@ def session_start(*, owner: Actor, client: str, query: object = None, max_tokens
     for name, heading, memories, dated in sections:
         shown = 0
         for memory in memories:
-            line = f"{len(context.memories) + 1}. {_line(memory, dated, labelled=len(owner.spaces) > 1)}"
+            line = f"{len(context.memories) + 1}. {_line(memory, dated, labelled=several)}"
             cost = len(line) + 1 + (0 if shown else len(heading) + 1)
             if spent + cost > budget - _FOOTER_RESERVE:
                 continue
@@ -111,9 +130,10 @@ def session_start(*, owner: Actor, client: str, query: object = None, max_tokens
             spent += cost
             shown += 1
             context.memories.append(memory)
-        context.sections[name] = shown
+        context.sections[name] += shown
         context.left_out += len(memories) - shown
-    context.left_out += max(0, newer.count() - len(recent)) if len(recent) == RECENT_LIMIT else 0
+    for listed_here, query_set in ((recent, by_user), (teammates, by_teammates)):
+        context.left_out += query_set.count() - RECENT_LIMIT if len(listed_here) == RECENT_LIMIT else 0
     if context.left_out:
         lines.append(f"({context.left_out:,} more left out for the token budget; memory_search finds them.)")
     context.text = "\n".join(lines)

@@ -7,8 +7,11 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from accounts.models import Membership, Role, Space, SpaceKind
+from gnosem.types import Owner
 from memories import services
 from memories.hygiene import near_duplicates
 from memories.indexing import embedding
@@ -229,3 +232,23 @@ def closed_port_url(settings) -> str:
     settings.GNOSEM_LLM_MAX_ATTEMPTS = 2
     settings.GNOSEM_LLM_RETRY_DELAY_SECONDS = 0
     return url
+
+
+@pytest.fixture
+def team(owner) -> Space:
+    """A team space, "Platform", that the owner owns."""
+    space = Space.objects.create(name="Platform", kind=SpaceKind.TEAM)
+    Membership.objects.create(space=space, user=owner, role=Role.OWNER)
+    return space
+
+
+@pytest.fixture
+def team_member(team) -> Callable[[str, str], Owner]:
+    """Makes a user of that name and adds them to the team space with that role."""
+
+    def join(name: str, role: str) -> Owner:
+        user = get_user_model().objects.create_user(name, f"{name}@example.com")
+        Membership.objects.create(space=team, user=user, role=role)
+        return user
+
+    return join

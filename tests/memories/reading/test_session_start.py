@@ -3,6 +3,8 @@ ones, all within a token budget; over MCP (named in the server's instructions) a
 
 from datetime import UTC, datetime, timedelta
 
+from accounts.models import Role
+from accounts.reach import reach_of
 from memories import services
 from memories.reading.session import session_start
 
@@ -44,7 +46,8 @@ def test_a_new_client_gets_the_newest_memories_and_a_query_adds_relevant_ones_on
     context = session_start(owner=owner, client="new assistant", query="what port does the staging database use?")
 
     assert context.since is None
-    assert context.sections == {"pinned": 0, "recent": 2, "relevant": 0}  # already listed above: not again
+    # Both relevant ones are listed above already: not again.
+    assert context.sections == {"pinned": 0, "recent": 2, "teammates": 0, "relevant": 0}
     assert "Newest memories:" in context.text
 
 
@@ -86,3 +89,49 @@ def test_rest_context_for_the_owner_only(owner, owner_token, stranger_token):
     assert mine["ids"] and mine["memories_total"] == 1
     assert theirs["ids"] == [] and theirs["memories_total"] == 0
     assert Api(owner_token).get("context", {"max_tokens": 50}).status_code == 400
+
+
+def test_across_spaces_pinned_per_space_then_own_news_then_what_teammates_wrote(owner, team, team_member):
+    editor = team_member("editor", Role.EDITOR)
+    standing = _write(owner, "The user writes Go.", 0, "desktop")
+    services.memory_update(owner=owner, public_id=standing.public_id, pinned=True)
+    rule = _write(editor, "Deploys need two approvals.", 0, "cursor", space="Platform")
+    services.memory_update(owner=editor, public_id=rule.public_id, pinned=True)
+    _write(owner, "My last note from this client.", 1, "claude code")
+    _write(editor, "Before: staging is on port 5432.", 0.5, "cursor", space="Platform")
+    own = _write(owner, "Refactor billing next.", 2, "cursor", space="Platform")
+    theirs = _write(editor, "Staging moved to port 6543.", 3, "cursor", space="Platform")
+
+    context = session_start(owner=owner, client="claude code")
+
+    assert context.memories == [standing, rule, own, theirs]
+    assert (context.sections["pinned"], context.sections["recent"], context.sections["teammates"]) == (2, 1, 1)
+    assert context.text.splitlines() == [
+        "Gnosem memory: 6 memories, 2 pinned.",
+        "Pinned in Personal:",
+        "1. The user writes Go.",
+        "Pinned in Platform:",
+        "2. [Platform, by editor] Deploys need two approvals.",
+        "New since this client's last memory (2025-06-02 10:00 UTC):",
+        "3. [2025-06-02, cursor, Platform, by owner] Refactor billing next.",
+        "Teammates wrote since this client's last memory (2025-06-02 10:00 UTC):",
+        "4. [2025-06-02, cursor, Platform, by editor] Staging moved to port 6543.",
+    ]
+    editor_view = session_start(owner=editor, client="cursor")
+    assert "The user writes Go." not in editor_view.text
+    assert editor_view.as_dict()["teammates"] == 0  # nothing the owner wrote is newer than the editor's last
+    narrowed = session_start(owner=reach_of(owner).narrowed("Personal"), client="claude code")
+    assert narrowed.memories == [standing]
+    assert narrowed.text.splitlines()[1] == "Pinned (standing context):"
+
+
+def test_a_teammate_whose_account_is_gone_still_counts_as_a_teammate(owner, team, team_member):
+    editor = team_member("editor", Role.EDITOR)
+    kept = _write(editor, "The release train leaves on Tuesdays.", 1, "cursor", space="Platform")
+    editor.delete()
+
+    context = session_start(owner=owner, client="claude code")
+
+    assert context.memories == [kept]
+    assert "Teammates' newest memories:" in context.text
+    assert "Platform, by a former member] The release train" in context.text
