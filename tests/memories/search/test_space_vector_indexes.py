@@ -6,8 +6,6 @@ from collections.abc import Iterator
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
-from psycopg import sql
 
 from accounts.models import Membership, Role, Space, SpaceKind
 from accounts.reach import reach_of
@@ -20,6 +18,7 @@ from memories.models import Memory
 from memories.search.pipeline import search_hybrid
 from memories.search.signals import vector_ranking
 from memories.selectors import MemoryFilters
+from tests.memories.search.plans import executed_plan, reads_index
 
 TEAM_FACTS = [
     "Production deploys need two approvals in GitHub and only happen Monday to Thursday.",
@@ -35,27 +34,8 @@ PERSONAL_FACTS = [
 
 
 def index_scanned(run) -> bool:
-    """Whether the last statement `run()` executes reads an HNSW index (EXPLAIN ANALYZE of it, with
-    sequential scans and sorts made dear, as they are for a large space)."""
-    statements = []
-
-    def capture(execute, statement, params, many, context):
-        statements.append((statement, params))
-        return execute(statement, params, many, context)
-
-    with connection.execute_wrapper(capture):
-        run()
-    statement, params = statements[-1]
-    with connection.cursor() as cursor:
-        cursor.execute("SET enable_seqscan = off")
-        cursor.execute("SET enable_sort = off")
-        try:
-            cursor.execute(sql.SQL("EXPLAIN (ANALYZE, COSTS OFF) ") + statement, params)
-            plan = [row[0] for row in cursor.fetchall()]
-        finally:
-            cursor.execute("RESET enable_seqscan")
-            cursor.execute("RESET enable_sort")
-    return any("Index Scan using chunk_hnsw_" in line and "never executed" not in line for line in plan)
+    """Whether the last statement `run()` executes reads an HNSW index."""
+    return reads_index(executed_plan(run), "chunk_hnsw_")
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 from django.db import connection, connections
-from psycopg import sql
 
 from accounts.spaces import personal_space_of
 from memories import services
@@ -24,6 +23,7 @@ from memories.search.pipeline import search_hybrid
 from memories.search.signals import vector_ranking
 from memories.selectors import MemoryFilters
 from memories.tasks import vector_indexes_task
+from tests.memories.search.plans import executed_plan, reads_index
 
 FACTS = [
     "Maria is on vacation in Lisbon from August 3 to August 17.",
@@ -62,34 +62,16 @@ def write_facts(owner, facts=FACTS, **fields) -> list:
 def uses_index(owner, query_vector, filters: MemoryFilters | None = None) -> bool:
     """Whether the vector signal's query for this owner's personal space reads its HNSW index (EXPLAIN ANALYZE of
     the very statement it runs: the index scan is executed, not only planned)."""
-    statements = []
-
-    def capture(execute, statement, params, many, context):
-        statements.append((statement, params))
-        return execute(statement, params, many, context)
-
-    with connection.execute_wrapper(capture):
-        vector_ranking(
+    plan = executed_plan(
+        lambda: vector_ranking(
             space_ids=[personal_space_of(owner).pk],
             query_vector=query_vector,
             model=serving_model_name(),
             filters=filters or MemoryFilters(),
             limit=8,
         )
-    statement, params = statements[-1]
-    with connection.cursor() as cursor:
-        # A few rows are read and sorted faster than any index finds them: planned as for a large
-        # owner, where sorting every chunk is what the index saves.
-        cursor.execute("SET enable_seqscan = off")
-        cursor.execute("SET enable_sort = off")
-        try:
-            cursor.execute(sql.SQL("EXPLAIN (ANALYZE, COSTS OFF) ") + statement, params)
-            plan = [row[0] for row in cursor.fetchall()]
-        finally:
-            cursor.execute("RESET enable_seqscan")
-            cursor.execute("RESET enable_sort")
-    name = index_name(personal_space_of(owner).pk, serving_model_name())
-    return any(f"Index Scan using {name}" in line and "never executed" not in line for line in plan)
+    )
+    return reads_index(plan, index_name(personal_space_of(owner).pk, serving_model_name()))
 
 
 def query_vector(text: str):
