@@ -28,6 +28,26 @@ EXPECTED_TERMS = """
     GROUP BY 1, 2"""
 
 
+def kept(apps) -> set[tuple]:
+    """What an export carries of every memory and note, links included, by public id."""
+    memories, notes = apps.get_model("memories", "Memory"), apps.get_model("memories", "Note")
+    return {
+        (*row[:4], tuple(row[4]), *row[5:])
+        for row in memories.objects.values_list(
+            "public_id",
+            "author__username",
+            "content",
+            "written_by",
+            "tags",
+            "pinned",
+            "created_at",
+            "updated_at",
+            "superseded_by__public_id",
+            "duplicate_of__public_id",
+        )
+    } | set(notes.objects.values_list("public_id", "author__username", "title", "content", "created_at"))
+
+
 def populate(apps) -> dict[str, int]:
     """Two users with memories, chunks, notes, passages and entities in their personal spaces, at
     the state before; returns their space ids by name."""
@@ -55,6 +75,7 @@ def populate(apps) -> dict[str, int]:
             for i in range(12)
         )
         memories.objects.filter(pk=written[0].pk).update(superseded_by=written[1])
+        memories.objects.filter(pk=written[2].pk).update(duplicate_of=written[3])
         chunks.objects.bulk_create(
             chunks(memory=memory, owner=user, position=0, start=0, end=10, model="m", dimension=3, embedding=[1, 0, 0])
             for memory in written
@@ -74,8 +95,11 @@ def populate(apps) -> dict[str, int]:
 def test_ownership_moves_to_spaces_with_every_row_and_the_search_statistics_rebuilt():
     with migrated_to(BEFORE) as apps:
         space_ids = populate(apps)
+        before = kept(apps)
 
         apps = migrate(AFTER)
+
+        assert kept(apps) == before
 
         memories, entities = apps.get_model("memories", "Memory"), apps.get_model("memories", "Entity")
         for space_id in space_ids.values():
