@@ -5,7 +5,8 @@ a connection, sign-up invitations and the activity log."""
 from django.conf import settings
 from django.contrib.postgres.functions import RandomUUID
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.fields.json import KT
 from oauth2_provider.generators import generate_client_id
 from oauth2_provider.models import AbstractApplication
 
@@ -154,8 +155,10 @@ class ApiToken(models.Model):
     # SHA-256 of the code, never the code: it finds the connection to end when the code is
     # presented again (RFC 6749 section 4.1.2). Not unique: two exchanges of one code may race.
     oauth_code_digest = models.CharField(max_length=64, blank=True, default="", db_index=True)
-    # The spaces it reaches (accounts.reach.token_reach): none listed means every space its owner
-    # belongs to, now and later; listed ones count only while the owner is a member there.
+    # The spaces it reaches (accounts.reach.token_reach): every space its owner belongs to, now and
+    # later, or (all_spaces false) only those listed, each while the owner is a member there. A
+    # listed space deleted leaves the others; with none left it reaches nothing, never everything.
+    all_spaces = models.BooleanField(default=True)
     spaces = models.ManyToManyField(Space, blank=True, related_name="+")
     # Where it writes when a call names no space: empty, its owner's personal space.
     default_space = models.ForeignKey(Space, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -226,6 +229,8 @@ class ActivityAction(models.TextChoices):
     INVITATION_MADE = "invitation_made", "space invitation made"
     INVITATION_USED = "invitation_used", "space invitation used"
     INVITATION_REVOKED = "invitation_revoked", "space invitation revoked"
+    MEMORY_SHARED = "memory_shared", "memory shared to another space"
+    MEMORY_MOVED = "memory_moved", "memory moved to another space"
 
 
 class ActivityEvent(models.Model):
@@ -240,7 +245,11 @@ class ActivityEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
-        indexes = [models.Index(fields=["owner", "-created_at"], name="activity_owner_newest")]
+        indexes = [
+            models.Index(fields=["owner", "-created_at"], name="activity_owner_newest"),
+            # A space's events, whoever's they are (accounts.spaces.space_activity).
+            models.Index(KT("detail__space_id"), F("created_at").desc(), name="activity_space_newest"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} ({self.created_at:%Y-%m-%d %H:%M})"

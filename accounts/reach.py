@@ -13,6 +13,8 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import TypeAlias
 
+from django.db.models import Case, When
+
 from accounts.models import MAX_SPACE_NAME_CHARS, ApiToken, Membership, Role, SpaceKind
 from gnosem.errors import NotFound, PermissionDenied, ValidationError
 from gnosem.types import Owner
@@ -117,6 +119,11 @@ class Reach:
             raise SpaceNotFound("This credential reaches no space any more; name a space, or use another token.")
         return self.space(self.default_space_id)
 
+    def default_space_first(self) -> tuple[Case, str]:
+        """An ordering for rows with a `space` that puts the default write space's first, then the
+        oldest: which one an id names when two reached spaces hold it (a memory imported into both)."""
+        return Case(When(space_id=self.default_space_id, then=0), default=1), "id"
+
     def check_write(self, space_id: int) -> None:
         """PermissionDenied unless this request may change what the reached space `space_id` holds."""
         space = self.space(space_id)
@@ -155,12 +162,14 @@ def reach_of(actor: Actor) -> Reach:
 
 def token_reach(token: ApiToken) -> Reach:
     """The reach of a request made with this token (or OAuth connection): its user's spaces as
-    they are now, limited to those the token is bound to (if any), writing to the token's default
-    space (where it is still reached; else the personal space, if reached; else none) and only
-    with a write token."""
+    they are now, limited to those the token is bound to (unless it reaches all), writing to the
+    token's default space (where it is still reached; else the personal space, if reached; else
+    none) and only with a write token."""
     reach = reach_of(token.owner)
-    bound = set(token.spaces.values_list("id", flat=True))
-    spaces = tuple(space for space in reach.spaces if space.id in bound) if bound else reach.spaces
+    spaces = reach.spaces
+    if not token.all_spaces:
+        bound = set(token.spaces.values_list("id", flat=True))
+        spaces = tuple(space for space in reach.spaces if space.id in bound)
     reached = {space.id for space in spaces}
     default = next(
         (space_id for space_id in (token.default_space_id, reach.default_space_id) if space_id in reached), None

@@ -27,6 +27,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Case, Count, IntegerField, QuerySet, Value, When
+from django.db.models.fields.json import KT
 from django.db.models.functions import Lower
 from django.http import HttpRequest
 from django.utils import timezone
@@ -36,6 +37,7 @@ from accounts.models import (
     MAX_SPACE_NAME_CHARS,
     PERSONAL_SPACE_NAME,
     ActivityAction,
+    ActivityEvent,
     ApiToken,
     Membership,
     Role,
@@ -51,7 +53,8 @@ INVITATION_PREFIX = "spi_"
 INVITATION_DEFAULT_DAYS = 7
 # A link is a secret that anyone holding it can use: it should not outlive its purpose by much.
 INVITATION_MAX_DAYS = 30
-_INVITABLE_ROLES = (Role.ADMIN, Role.EDITOR, Role.VIEWER)
+# The roles an invitation may give: owners are made by handing a space over.
+INVITABLE_ROLES = (Role.ADMIN, Role.EDITOR, Role.VIEWER)
 _RANK = {Role.VIEWER: 0, Role.EDITOR: 1, Role.ADMIN: 2, Role.OWNER: 3}
 # Owners first, then admins, editors and viewers.
 _ROLE_ORDER = Case(*(When(role=role, then=Value(-rank)) for role, rank in _RANK.items()), output_field=IntegerField())
@@ -128,16 +131,42 @@ def space_invitations(*, user: Owner, space_id: uuid.UUID) -> QuerySet[SpaceInvi
     )
 
 
+# How many of a space's events its page shows.
+SPACE_ACTIVITY_SHOWN = 50
+
+
+def space_activity(*, user: Owner, space_id: uuid.UUID) -> QuerySet[ActivityEvent]:
+    """What was done to or in the space by anyone, newest first: members added, removed and their
+    roles changed, invitations, renames, exports and memories shared or moved into it; for its
+    owners and admins. Each event is the acting member's (their address stays in their own log)."""
+    membership = _membership(user=user, space_id=space_id)
+    _require(membership, Role.ADMIN, "see its activity")
+    return (
+        ActivityEvent.objects.alias(space_id=KT("detail__space_id"))
+        .filter(space_id=str(membership.space.public_id))
+        .select_related("owner")
+        .order_by("-created_at", "-pk")
+    )
+
+
+def team_space_refusal(user: Owner) -> str | None:
+    """Why the operator's policy (GNOSEM_TEAM_SPACES) keeps the user from making team spaces; None
+    when it lets them."""
+    policy = settings.GNOSEM_TEAM_SPACES
+    if policy == "off" or (policy == "staff" and not user.is_staff):
+        who = "nobody" if policy == "off" else "only staff"
+        return f"On this server {who} may make team spaces; ask its operator."
+    return None
+
+
 @transaction.atomic
 def team_space_create(
     *, user: Owner, name: object, request: HttpRequest | None = None, actor_token: ApiToken | None = None
 ) -> Space:
     """A new team space named `name`, with `user` as its owner. `request` (a web page) or
     `actor_token` (an API call) say, for the activity log, where it was made from."""
-    policy = settings.GNOSEM_TEAM_SPACES
-    if policy == "off" or (policy == "staff" and not user.is_staff):
-        who = "nobody" if policy == "off" else "only staff"
-        raise PermissionDenied(f"On this server {who} may make team spaces; ask its operator.")
+    if refusal := team_space_refusal(user):
+        raise PermissionDenied(refusal)
     # The user's row serialises their own creations, so a form sent twice makes one space of a name.
     get_user_model().objects.select_for_update().get(pk=user.pk)
     name = _clean_name(name, user=user)
@@ -307,7 +336,7 @@ def space_invitation_create(
     space = _team_space(membership, "a personal space is yours alone: make a team space to share memories.")
     if role == Role.OWNER:
         raise ValidationError("role", "an invitation cannot make an owner: invite as admin, then hand the space over.")
-    role = _clean_role(role, _INVITABLE_ROLES)
+    role = _clean_role(role, INVITABLE_ROLES)
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= INVITATION_MAX_DAYS:
         raise ValidationError("days", f"an invitation lasts 1 to {INVITATION_MAX_DAYS} days.")
     secret = INVITATION_PREFIX + secrets.token_urlsafe(32)
@@ -320,6 +349,16 @@ def space_invitation_create(
     )
     _record(user, ActivityAction.INVITATION_MADE, space, {"role": role}, request=request, actor_token=actor_token)
     return IssuedSpaceInvitation(invitation=invitation, secret=secret)
+
+
+def space_invitation_of_link(secret: object) -> SpaceInvitation:
+    """The invitation a link's secret belongs to, while it can be accepted: NotFound for a secret of
+    no invitation, ValidationError for one used, withdrawn or expired, worded as
+    `space_invitation_accept` words them (neither names the space)."""
+    invitation = _invitation_by_secret(secret)
+    if invitation.used_at is not None or invitation.revoked_at is not None or invitation.expires_at <= timezone.now():
+        raise _unusable(invitation)
+    return invitation
 
 
 @transaction.atomic
@@ -419,7 +458,7 @@ def _team_space(membership: Membership, refusal: str) -> Space:
 
 def _member(space: Space, username: object, field: str = "member") -> Membership:
     """The space's member with this username; NotFound when nobody of that name is a member."""
-    if not isinstance(username, str) or not username:
+    if not isinstance(username, str) or not username or "\x00" in username:
         raise ValidationError(field, "give the member's username, as the space's member list shows it.")
     member = Membership.objects.select_related("user").filter(space=space, user__username=username).first()
     if member is None:

@@ -24,6 +24,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts.activity import activity_record
+from accounts.binding import space_binding_clean
 from accounts.models import ActivityAction, ApiToken, TokenScope
 from accounts.oauth.connections import connection_authenticate
 from accounts.reach import reach_of
@@ -39,8 +40,6 @@ TOKEN_SHAPE = re.compile(r"gno_[A-Za-z0-9_-]+")
 MAX_NAME_CHARS = cast(int, ApiToken._meta.get_field("name").max_length)  # a CharField's: always set
 # last_used_at is refreshed at most this often, so authentication does not write on every call.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
-# A token names at most this many spaces to reach (a person belongs to a handful).
-MAX_BOUND_SPACES = 50
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def token_create(
         raise ValidationError("name", problem)
     if scope not in TokenScope.values:
         raise ValidationError("scope", f"must be one of {', '.join(TokenScope.values)}.")
-    bound, default = _token_spaces(owner, spaces, default_space)
+    binding = space_binding_clean(reach=reach_of(owner), spaces=spaces, default_space=default_space)
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         owner=owner,
@@ -91,9 +90,10 @@ def token_create(
         scope=scope,
         prefix=secret[:LOOKUP_PREFIX_CHARS],
         digest=_digest(secret),
-        default_space_id=default,
+        all_spaces=binding.space_ids is None,
+        default_space_id=binding.default_space_id,
     )
-    token.spaces.set(bound)
+    token.spaces.set(binding.space_ids or ())
     activity_record(
         owner=owner,
         action=ActivityAction.TOKEN_CREATED,
@@ -102,22 +102,6 @@ def token_create(
         request=request,
     )
     return IssuedToken(token=token, secret=secret)
-
-
-def _token_spaces(owner: Owner, spaces: Sequence[object], default_space: object) -> tuple[list[int], int | None]:
-    """The row ids of the spaces a new token is bound to (none: all) and of its default write space
-    (None: the personal one), from the names or ids given; a space the owner is not a member of is
-    NotFound, and a default outside the bound spaces is refused."""
-    reach = reach_of(owner)
-    if isinstance(spaces, str) or len(spaces) > MAX_BOUND_SPACES:
-        raise ValidationError("spaces", f"a list of at most {MAX_BOUND_SPACES} spaces' names or ids.")
-    bound = list(dict.fromkeys(reach.find(space).id for space in spaces))
-    if default_space is None:
-        return bound, bound[0] if bound and reach.default_space_id not in bound else None
-    default = reach.find(default_space).id
-    if bound and default not in bound:
-        raise ValidationError("default_space", "must be one of the spaces the token is bound to.")
-    return bound, None if default == reach.default_space_id else default
 
 
 def _revoke(token: ApiToken, *, request: HttpRequest | None, actor_token: ApiToken | None) -> ApiToken:
@@ -164,8 +148,11 @@ def token_revoke_by_prefix(*, prefix: str) -> ApiToken:
 def token_list(*, owner: Owner) -> QuerySet[ApiToken]:
     """The owner's tokens as the tokens page and `revoketoken --list` show them: the active ones
     first, newest first, then the revoked ones, most recently revoked first."""
-    return ApiToken.objects.filter(owner=owner, oauth_client__isnull=True).order_by(
-        F("revoked_at").desc(nulls_first=True), "-created_at"
+    return (
+        ApiToken.objects.filter(owner=owner, oauth_client__isnull=True)
+        .select_related("default_space")
+        .prefetch_related("spaces")
+        .order_by(F("revoked_at").desc(nulls_first=True), "-created_at")
     )
 
 

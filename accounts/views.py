@@ -13,10 +13,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.activity import activity_for_owner
+from accounts.binding import SpaceBindingForm
 from accounts.connect import client_snippets, connector_guides, reaches_connectors
 from accounts.models import TokenScope
 from accounts.oauth.connections import connection_list, connection_revoke, redirect_host
 from accounts.oauth.urls_for import mcp_resource
+from accounts.reach import reach_of
 from accounts.tokens import MAX_NAME_CHARS, token_create, token_list, token_revoke
 from gnosem.errors import NotFound, ValidationError
 from gnosem.types import SignedInRequest
@@ -25,20 +27,32 @@ from gnosem.types import SignedInRequest
 @login_required
 @require_http_methods(["GET", "POST"])
 def tokens(request: SignedInRequest) -> HttpResponse:
-    """List the user's tokens; POST creates one and shows it, this once, with client snippets."""
+    """List the user's tokens and connections with the spaces each reaches; POST creates a token
+    (for all the user's spaces or those ticked) and shows it, this once, with client snippets."""
+    reach = reach_of(request.user)
     context = {
         "scopes": TokenScope.values,
         "max_name_chars": MAX_NAME_CHARS,
         "issued": None,
         "error": None,
         "form": {"name": "", "scope": "write"},
+        "binding": SpaceBindingForm(choices=reach.spaces),
     }
     if request.method == "POST":
         form = {"name": request.POST.get("name", ""), "scope": request.POST.get("scope", "")}
+        binding = SpaceBindingForm.from_post(reach, request.POST)
         try:
-            issued = token_create(owner=request.user, name=form["name"], scope=form["scope"], request=request)
-        except ValidationError as error:
-            context.update(error=str(error), form=form)
+            spaces, default_space = binding.arguments()
+            issued = token_create(
+                owner=request.user,
+                name=form["name"],
+                scope=form["scope"],
+                spaces=spaces,
+                default_space=default_space,
+                request=request,
+            )
+        except (ValidationError, NotFound) as error:
+            context.update(error=str(error), form=form, binding=binding)
         else:
             context["issued"] = issued
             context["snippets"] = client_snippets(mcp_url=mcp_resource(request), token=issued.secret)
@@ -89,6 +103,7 @@ def connect(request: SignedInRequest) -> HttpResponse:
             "reaches_connectors": reaches_connectors(mcp_url),
             "snippets": client_snippets(mcp_url=mcp_url, token=None),
             "max_name_chars": MAX_NAME_CHARS,
+            "binding": SpaceBindingForm(choices=reach_of(request.user).spaces),
         },
     )
 

@@ -321,6 +321,10 @@ GNOSEM_NOTE_UPLOAD_RATE_LIMIT = env_request_rate("GNOSEM_NOTE_UPLOAD_RATE_LIMIT"
 GNOSEM_SIGNUP_MAX_MEMORIES = env_int("GNOSEM_SIGNUP_MAX_MEMORIES", 0, minimum=0)
 GNOSEM_SIGNUP_MAX_CHARS = env_int("GNOSEM_SIGNUP_MAX_CHARS", 0, minimum=0)
 GNOSEM_SIGNUP_MAX_TOKENS = env_int("GNOSEM_SIGNUP_MAX_TOKENS", 0, minimum=0)
+# What each new team space may hold, whoever writes it (0: unlimited; editable per space in the admin).
+GNOSEM_TEAM_SPACE_MAX_MEMORIES = env_int("GNOSEM_TEAM_SPACE_MAX_MEMORIES", 0, minimum=0)
+GNOSEM_TEAM_SPACE_MAX_CHARS = env_int("GNOSEM_TEAM_SPACE_MAX_CHARS", 0, minimum=0)
+GNOSEM_TEAM_SPACE_MAX_TOKENS = env_int("GNOSEM_TEAM_SPACE_MAX_TOKENS", 0, minimum=0)
 
 # REST API (/api/v1/): API tokens only, JSON in and out, errors as {"error": {...}}.
 REST_FRAMEWORK = {

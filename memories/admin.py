@@ -1,9 +1,16 @@
-"""The Django admin for quotas: the operator raises, lowers or removes a user's limits here."""
+"""The Django admin for quotas: the operator raises, lowers or removes a user's limits, or a team
+space's, here."""
 
 from django.contrib import admin
 
-from memories.limits.quotas import quota_usage
-from memories.models import Quota
+from memories.limits.quotas import QuotaUsage, quota_usage, space_quota_usage
+from memories.models import Quota, SpaceQuota
+
+USAGE_COLUMN = "usage (memories and notes / characters / tokens)"
+
+
+def _usage_text(usage: QuotaUsage) -> str:
+    return f"{usage.memories.used:,} / {usage.characters.used:,} / {usage.tokens.used:,}"
 
 
 @admin.register(Quota)
@@ -12,7 +19,17 @@ class QuotaAdmin(admin.ModelAdmin):
     search_fields = ("user__username", "user__email")
     autocomplete_fields = ("user",)
 
-    @admin.display(description="usage (memories and notes / characters / tokens)")
+    @admin.display(description=USAGE_COLUMN)
     def usage(self, quota: Quota) -> str:
-        usage = quota_usage(quota.user)
-        return f"{usage.memories.used:,} / {usage.characters.used:,} / {usage.tokens.used:,}"
+        return _usage_text(quota_usage(quota.user))
+
+
+@admin.register(SpaceQuota)
+class SpaceQuotaAdmin(admin.ModelAdmin):
+    list_display = ("space", "max_memories", "max_chars", "max_tokens", "usage")
+    search_fields = ("space__name",)
+    autocomplete_fields = ("space",)
+
+    @admin.display(description=USAGE_COLUMN)
+    def usage(self, quota: SpaceQuota) -> str:
+        return _usage_text(space_quota_usage(quota.space_id))

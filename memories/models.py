@@ -19,6 +19,7 @@ from django.db.models.functions import Length, Trim
 from django.db.models.lookups import GreaterThan, LessThanOrEqual
 from pgvector.django import HalfVectorField
 
+from accounts.models import MAX_SPACE_NAME_CHARS
 from memories.vocabulary import KINDS, MAX_ENTITY_KEY_CHARS, MAX_ENTITY_NAME_CHARS
 
 MAX_CONTENT_CHARS = 50_000
@@ -126,6 +127,13 @@ class Memory(models.Model):
     # shows the two once. Merging hides this one behind it (superseded_by = duplicate_of).
     duplicate_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="near_duplicates"
+    )
+    # Provenance of a memory shared (copied or moved) here from another space (memories.sharing):
+    # that space's name at the time ("" for a memory written here) and the user who shared it
+    # (null once their account is gone).
+    shared_from = models.CharField(max_length=MAX_SPACE_NAME_CHARS, blank=True, default="")
+    shared_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
     indexing_status = models.CharField(max_length=16, choices=IndexingStatus.choices, default=IndexingStatus.PENDING)
@@ -550,11 +558,9 @@ class SpaceCorpusStatistic(models.Model):
         return f"space {self.space_id}: {self.documents} memories"
 
 
-class Quota(models.Model):
-    """How much one user may store (memories.limits.quotas). No row, or an empty limit, means unlimited:
-    accounts the operator creates have none; sign-ups get GNOSEM_SIGNUP_MAX_* (editable in the admin)."""
+class StorageLimits(models.Model):
+    """The limits of a quota (memories.limits.quotas). An empty limit means unlimited."""
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
     max_memories = models.PositiveIntegerField(
         null=True, blank=True, help_text="Memories and notes together. Empty: unlimited."
     )
@@ -570,8 +576,29 @@ class Quota(models.Model):
         help_text="Total estimated tokens of the same texts, ceil(characters / 4) each. Empty: unlimited.",
     )
 
+    class Meta:
+        abstract = True
+
+
+class Quota(StorageLimits):
+    """How much one user may store, in whichever spaces. No row means unlimited: accounts the
+    operator creates have none; sign-ups get GNOSEM_SIGNUP_MAX_* (editable in the admin)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
+
     def __str__(self) -> str:
         return f"quota of user {self.user_id}"
+
+
+class SpaceQuota(StorageLimits):
+    """How much one team space may hold, whoever wrote it. No row means unlimited: new team spaces
+    get GNOSEM_TEAM_SPACE_MAX_* (editable in the admin); a personal space has none, its user's
+    quota bounds it."""
+
+    space = models.OneToOneField("accounts.Space", on_delete=models.CASCADE, primary_key=True, related_name="+")
+
+    def __str__(self) -> str:
+        return f"quota of space {self.space_id}"
 
 
 class RateCounter(models.Model):

@@ -616,7 +616,11 @@ MEMBER_SCHEMA = _object(
 MEMBERS_SCHEMA = _object(
     {
         "space": {"type": "string", "description": "The space's name."},
-        "members": {"type": "array", "items": MEMBER_SCHEMA, "description": "Owners first, then admins, editors, viewers."},
+        "members": {
+            "type": "array",
+            "items": MEMBER_SCHEMA,
+            "description": "Owners first, then admins, editors, viewers.",
+        },
     },
     ["space", "members"],
 )
@@ -638,7 +642,7 @@ def members_to_dict(space_name: str, memberships: Iterable[Membership]) -> dict[
 
 INVITATION_PROPERTIES: dict[str, Any] = {
     "id": {"type": "string", "format": "uuid", "description": "Withdraw the invitation by it."},
-    "role": {"type": "string", "enum": [Role.ADMIN, Role.EDITOR, Role.VIEWER], "description": "What it joins as."},
+    "role": {"type": "string", "enum": list(Role.values), "description": "What it joins as (never owner)."},
     "created_by": {"type": ["string", "null"], "description": "Who made it (null once that account is gone)."},
     "created_at": {"type": "string", "format": "date-time"},
     "expires_at": {"type": "string", "format": "date-time"},

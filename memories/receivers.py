@@ -7,12 +7,14 @@ from allauth.account.signals import user_signed_up
 from django.db import DatabaseError
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.signals import connection_created
+from django.db.models.signals import post_save
 from django.dispatch import receiver
 from django.http import HttpRequest
 
+from accounts.models import Space, SpaceKind
 from gnosem.types import Owner
 from memories.indexing.vector_indexes import vector_index_session_settings
-from memories.limits.quotas import quota_create_for_signup
+from memories.limits.quotas import quota_create_for_signup, space_quota_create
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +24,13 @@ def give_signup_its_quota(sender: object, request: HttpRequest, user: Owner, **k
     """Someone signed up through the site: they get the sign-up quota (GNOSEM_SIGNUP_MAX_*).
     Accounts the operator creates (createsuperuser, createtoken --create-user) get none."""
     quota_create_for_signup(user=user)
+
+
+@receiver(post_save, sender=Space, dispatch_uid="memories.quota_for_team_space")
+def give_team_space_its_quota(sender: object, instance: Space, created: bool, raw: bool = False, **kwargs: Any) -> None:
+    """A new team space gets the quota configured for team spaces (GNOSEM_TEAM_SPACE_MAX_*)."""
+    if created and not raw and instance.kind == SpaceKind.TEAM:
+        space_quota_create(space_id=instance.pk)
 
 
 @receiver(connection_created, dispatch_uid="memories.vector_index_settings")

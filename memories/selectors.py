@@ -53,7 +53,7 @@ def memories_of(owner: Actor) -> QuerySet[Memory]:
     linked = Memory.objects.only("id", "public_id")
     return (
         Memory.objects.filter(space_id__in=reach_of(owner).space_ids)
-        .select_related("space", "author")
+        .select_related("space", "author", "shared_by")
         .defer("search_vector")
         .prefetch_related(Prefetch("superseded_by", queryset=linked), Prefetch("duplicate_of", queryset=linked))
     )
@@ -64,12 +64,7 @@ def memory_get(*, owner: Actor, public_id: uuid.UUID) -> Memory:
     exactly like an unknown one. Where two reached spaces hold the id (a memory imported into
     both), the one in the default write space comes first, then the older."""
     reach = reach_of(owner)
-    memory = (
-        memories_of(reach)
-        .filter(public_id=public_id)
-        .order_by(Case(When(space_id=reach.default_space_id, then=0), default=1), "id")
-        .first()
-    )
+    memory = memories_of(reach).filter(public_id=public_id).order_by(*reach.default_space_first()).first()
     if memory is None:
         raise NotFound(f"No memory with id {public_id}.")
     return memory

@@ -7,12 +7,13 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Value
+from django.db.models import Q, Value
 from django.utils import timezone
 from psycopg import sql
 
 from accounts.reach import Actor, reach_of, user_of
 from gnosem.errors import ValidationError
+from gnosem.types import Owner
 from memories.compression.services import awaiting_compression, reset_compression
 from memories.graph.linking import entities_link
 from memories.hygiene.links import links_lock, loop_closers
@@ -28,13 +29,14 @@ from memories.indexing.sequences import (
     embedding_pieces,
     sequence_neighbours,
 )
-from memories.limits.quotas import quota_check, text_growth, token_estimate
+from memories.limits.quotas import quota_check, space_check, text_growth, token_estimate
 from memories.models import (
     MAX_ALSO_WRITTEN_BY,
     MAX_REVISIONS_PER_MEMORY,
     MAX_TAGS,
     Chunk,
     ContentDigest,
+    KeptApart,
     Memory,
     MemoryRevision,
     SpaceTermStatistic,
@@ -86,7 +88,7 @@ def memory_write(
         _supersede(existing, superseded)
         existing.written_again = True
         return existing
-    quota_check(owner=reach.user, items=1, characters=len(content), tokens=token_estimate(content))
+    quota_check(owner=reach.user, space_id=space_id, items=1, characters=len(content), tokens=token_estimate(content))
     now = timezone.now()
     memory = Memory(
         space_id=space_id,
@@ -262,7 +264,8 @@ def memory_update(
     if (memory.content, memory.tags, memory.written_by) != before:
         # The version replaced is kept, and its text counts toward the quota like the memory's own.
         growth = text_growth(added=[before[0], memory.content, memory.content_optimized], removed=texts_before)
-        quota_check(owner=memory.author or user_of(owner), **growth)  # its texts count toward its author's quota
+        # Its texts count toward its author's quota, and its space's.
+        quota_check(owner=memory.author or user_of(owner), space_id=memory.space_id, **growth)
         _keep_revision(memory, *before, replaced_at=now)
     memory.updated_at = now
     memory.save()
@@ -295,7 +298,11 @@ def memory_delete(*, owner: Actor, public_id: uuid.UUID) -> None:
     """Delete a memory with its vectors and earlier versions. What was read in its context goes
     with it: the memory written after it loses its in-context reading at once and is embedded again
     without it. The memories it superseded pass to its own successor (current again without one)."""
-    memory = memory_get_to_change(owner=owner, public_id=public_id)
+    _remove(memory_get_to_change(owner=owner, public_id=public_id))
+
+
+def _remove(memory: Memory) -> None:
+    """Delete the memory (`memory_delete`, once the caller's right to is checked)."""
     readers = context_readers([memory.pk])
     _lock_in_order([memory.pk, *readers])
     # What it corrected is corrected by its own successor now, or current again: current again too
@@ -306,6 +313,61 @@ def memory_delete(*, owner: Actor, public_id: uuid.UUID) -> None:
     Memory.objects.filter(superseded_by=memory).update(superseded_by=successor)
     Memory.objects.filter(pk=memory.pk).delete()
     _reread_in_context(readers, forget=True)
+
+
+@transaction.atomic
+def memory_move(memory: Memory, *, space_id: int, shared_from: str, shared_by: Owner) -> Memory:
+    """Move a current memory into another space (memories.sharing checked that the caller may),
+    keeping its id, text, history and compressed form, unpinned, with where it came from
+    (`shared_from`, a space's name) and who moved it. The same text already current there (case
+    and spacing aside) takes it in instead, as a write of that text would: that memory gains its
+    tags and client and is returned, marked `written_again`, and this one is deleted. Refused when
+    the space already has a memory with its id.
+
+    Nothing derived points back across the wall: what it superseded in its old space is current
+    again (as when it is deleted), near-duplicate links to and from it and pairs kept apart go, the
+    memories of its old sequence that read it in context are embedded again without it, its
+    entities are linked in the new space, and its own vectors follow it while its in-context
+    reading, of its old predecessor, is dropped until the worker embeds it again there (queued like
+    any write), with the memories of its new sequence that now read it in context. Refused
+    (QuotaExceeded) where the space moved to has no room for it."""
+    _take_text_turn(space_id, memory.content)
+    links_lock(memory.space_id)
+    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    if memory.superseded_by_id is not None:
+        raise ValidationError("id", f"memory {memory.public_id} was superseded meanwhile; nothing was moved.")
+    existing = _current_with_same_text(space_id, memory.content)
+    if existing is not None:
+        _record_written_again(existing, memory.tags, memory.written_by)
+        _remove(memory)
+        existing.written_again = True
+        return existing
+    if Memory.objects.filter(space_id=space_id, public_id=memory.public_id).exists():
+        raise ValidationError(
+            "id",
+            f"the space moved to holds another memory with id {memory.public_id} already (an import brought it "
+            "there); nothing was moved. Share a copy instead: a copy gets an id of its own.",
+        )
+    revisions = MemoryRevision.objects.filter(memory=memory).values_list("content", flat=True)
+    space_check(space_id=space_id, items=1, **text_growth(added=[memory.content, memory.content_optimized, *revisions]))
+    readers = context_readers([memory.pk])
+    _lock_in_order([memory.pk, *readers])
+    Memory.objects.filter(superseded_by=memory).update(superseded_by=None)
+    Memory.objects.filter(duplicate_of=memory).update(duplicate_of=None)
+    KeptApart.objects.filter(Q(first=memory) | Q(second=memory)).delete()
+    now = timezone.now()
+    memory.space_id, memory.duplicate_of, memory.pinned = space_id, None, False
+    memory.shared_from, memory.shared_by = shared_from, shared_by
+    memory.updated_at = now
+    indexing_lifecycle.back_to_pending(MEMORIES, memory, now)
+    memory.save()
+    Chunk.objects.filter(memory=memory, position__gt=0, start=0).delete()
+    Chunk.objects.filter(memory=memory).update(space_id=space_id)
+    enqueue_indexing([memory.pk])
+    entities_link([memory.pk])
+    _reread_in_context(readers, forget=True)
+    _reread_in_context(context_readers([memory.pk]), forget=False)
+    return memory
 
 
 def _lock_in_order(memory_ids: list[int]) -> None:

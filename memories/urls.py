@@ -13,6 +13,7 @@ urlpatterns = [
     path("memories/<uuid:public_id>/reinstate", memories.memory_reinstate_view, name="memory_reinstate"),
     path("memories/<uuid:public_id>/merge", memories.memory_merge_view, name="memory_merge"),
     path("memories/<uuid:public_id>/keep-apart", memories.memory_keep_apart_view, name="memory_keep_apart"),
+    path("memories/<uuid:public_id>/share", memories.memory_share_view, name="memory_share"),
     path("memories/duplicates/", memories.near_duplicates_page, name="near_duplicates"),
     path("memories/retry-failed", memories.retry_failed_view, name="retry_failed"),
     path("entities/", entities.entity_list_page, name="entities"),

@@ -89,6 +89,12 @@ def stranger(db):
 
 
 @pytest.fixture
+def lead(db):
+    """Another user, who leads the team spaces a test makes the owner a member of."""
+    return get_user_model().objects.create_user(username="lead", email="lead@example.com")
+
+
+@pytest.fixture
 def owner_token(owner) -> str:
     return token_create(owner=owner, name="owner laptop", scope="write").secret
 

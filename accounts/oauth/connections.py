@@ -19,7 +19,8 @@ from django.utils import timezone
 from oauth2_provider.models import clear_expired, get_access_token_model, get_refresh_token_model
 
 from accounts.activity import activity_record
-from accounts.models import ActivityAction, ApiToken, OAuthClient, TokenScope
+from accounts.binding import SpaceBinding
+from accounts.models import ActivityAction, ApiToken, OAuthClient, Space, TokenScope
 from accounts.oauth.scopes import token_scope
 from gnosem.errors import NotFound
 from gnosem.types import Owner
@@ -45,9 +46,41 @@ def _detail(connection: ApiToken) -> dict[str, str]:
     return {"name": connection.name, "scope": connection.scope, "client": redirect_host(connection.oauth_client)}
 
 
-def connection_create(*, owner: Owner, client: OAuthClient, scopes: str, token_family: UUID, code: str) -> ApiToken:
+# Where a grant keeps the spaces chosen on the consent page until its code is exchanged: the
+# toolkit's Grant.claims (OpenID Connect's, unused here since Gnosem is no OpenID provider), which it
+# hands back as request.claims when the code is presented. The consent page always sets it, so
+# nothing a client sends ends up there.
+BINDING_CLAIM = "gnosem_spaces"
+
+
+def connection_binding_claims(binding: SpaceBinding) -> dict[str, dict[str, list[int] | int | None]]:
+    """What the grant keeps of the spaces chosen on the consent page."""
+    space_ids = None if binding.space_ids is None else list(binding.space_ids)
+    return {BINDING_CLAIM: {"spaces": space_ids, "default_space": binding.default_space_id}}
+
+
+def connection_binding_of_claims(claims: object) -> SpaceBinding:
+    """The spaces a grant was given, from what `connection_binding_claims` made of them (a grant
+    made before spaces could be chosen has none: all of them). A space deleted since is left out;
+    a connection whose chosen spaces are all gone reaches nothing."""
+    chosen = claims.get(BINDING_CLAIM) if isinstance(claims, dict) else None
+    if not isinstance(chosen, dict):
+        return SpaceBinding(space_ids=None, default_space_id=None)
+    wanted = chosen.get("spaces")
+    default = chosen.get("default_space")
+    found = set(Space.objects.filter(pk__in=[*(wanted or ()), default or 0]).values_list("pk", flat=True))
+    return SpaceBinding(
+        space_ids=None if wanted is None else tuple(pk for pk in wanted if pk in found),
+        default_space_id=default if default in found else None,
+    )
+
+
+def connection_create(
+    *, owner: Owner, client: OAuthClient, scopes: str, token_family: UUID, code: str, binding: SpaceBinding
+) -> ApiToken:
     """The connection for a grant of `scopes` whose tokens form `token_family`, bought with the
-    authorization `code` (called inside the token exchange's transaction)."""
+    authorization `code` and reaching the spaces of `binding` (called inside the token exchange's
+    transaction)."""
     connection = ApiToken.objects.create(
         owner=owner,
         name=connection_name(client),
@@ -55,7 +88,10 @@ def connection_create(*, owner: Owner, client: OAuthClient, scopes: str, token_f
         oauth_client=client,
         oauth_token_family=token_family,
         oauth_code_digest=_checksum(code),
+        all_spaces=binding.space_ids is None,
+        default_space_id=binding.default_space_id,
     )
+    connection.spaces.set(binding.space_ids or ())
     activity_record(owner=owner, action=ActivityAction.APP_CONNECTED, token=connection, detail=_detail(connection))
     return connection
 
@@ -64,7 +100,8 @@ def connection_list(*, owner: Owner) -> QuerySet[ApiToken]:
     """The owner's active connections, newest first, as the Tokens page shows them."""
     return (
         ApiToken.objects.filter(owner=owner, oauth_client__isnull=False, revoked_at__isnull=True)
-        .select_related("oauth_client")
+        .select_related("oauth_client", "default_space")
+        .prefetch_related("spaces")
         .order_by("-created_at")
     )
 

@@ -11,6 +11,7 @@ from oauthlib.oauth2.rfc6749 import errors
 
 from accounts.models import OAuthClient
 from accounts.oauth.connections import (
+    connection_binding_of_claims,
     connection_create,
     connection_end_if_family_ended,
     connections_of_code_revoke,
@@ -63,6 +64,7 @@ class GnosemOAuth2Validator(OAuth2Validator):
                 scopes=access_token.scope,
                 token_family=refresh_token.token_family,
                 code=request.code,
+                binding=connection_binding_of_claims(request.claims),
             )
         return refresh_token
 

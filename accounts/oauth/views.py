@@ -21,13 +21,16 @@ from oauth2_provider.views import RevokeTokenView, TokenView
 from oauthlib.oauth2 import OAuth2Error
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error, InvalidRequestError
 
+from accounts.binding import SpaceBindingForm
 from accounts.models import OAuthClient
 from accounts.oauth import scopes
 from accounts.oauth.client_metadata import OAuthClientError
 from accounts.oauth.clients import client_for_id
-from accounts.oauth.connections import connection_name
+from accounts.oauth.connections import connection_binding_claims, connection_name
 from accounts.oauth.cors import allow_any_origin
 from accounts.oauth.urls_for import issuer, mcp_resource
+from accounts.reach import reach_of
+from gnosem.errors import NotFound, ValidationError
 
 TEMPLATE = "accounts/oauth_authorize.html"
 MAX_CLIENT_ID_CHARS: int = OAuthClient._meta.get_field("client_id").max_length
@@ -91,8 +94,10 @@ def _access_wording(requested: list[str]) -> str:
 
 @require_http_methods(["GET", "POST"])
 def authorize(request: HttpRequest) -> HttpResponse:
-    """GET: the consent page for a valid request; POST (from that page): Allow or Deny, answered
-    by a redirect to the client. The request's parameters stay in the URL throughout."""
+    """GET: the consent page for a valid request; POST (from that page): Allow, with the spaces the
+    connection is to reach, or Deny, answered by a redirect to the client (a choice of spaces the
+    user is not a member of is shown back with what was wrong, and grants nothing). The request's
+    parameters stay in the URL throughout."""
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
     if any("\x00" in value for _key, values in request.GET.lists() for value in values):
@@ -116,22 +121,28 @@ def authorize(request: HttpRequest) -> HttpResponse:
         problem.redirect_uri = credentials["redirect_uri"]
         return _error_redirect(problem, client, request)
     credentials["resource"] = [mcp_resource(request)]
+    reach = reach_of(request.user)
+    consent = {
+        "client_name": connection_name(client),
+        "client_id": client.client_id,
+        "cimd": client.registration_source == OAuthClient.RegistrationSource.CIMD,
+        "redirect_host": urlsplit(credentials["redirect_uri"]).netloc,
+        "access": _access_wording(requested),
+        "can_write": scopes.WRITE in requested,
+        "offline": scopes.OFFLINE_ACCESS in requested,
+        "binding": SpaceBindingForm(choices=reach.spaces),
+    }
     if request.method == "GET":
-        return render(
-            request,
-            TEMPLATE,
-            {
-                "client_name": connection_name(client),
-                "client_id": client.client_id,
-                "cimd": client.registration_source == OAuthClient.RegistrationSource.CIMD,
-                "redirect_host": urlsplit(credentials["redirect_uri"]).netloc,
-                "access": _access_wording(requested),
-                "can_write": scopes.WRITE in requested,
-                "offline": scopes.OFFLINE_ACCESS in requested,
-            },
-        )
+        return render(request, TEMPLATE, consent)
     allow = request.POST.get("decision") == "allow"
     granted = scopes.read_only(requested) if request.POST.get("read_only") else requested
+    if allow:
+        form = SpaceBindingForm.from_post(reach, request.POST)
+        try:
+            credentials["claims"] = connection_binding_claims(form.binding(reach))
+        except (ValidationError, NotFound) as error:
+            refused = {"binding": form, "binding_error": error, "read_only": bool(request.POST.get("read_only"))}
+            return render(request, TEMPLATE, {**consent, **refused}, status=400)
     try:
         uri, _headers, _body, _status = core.create_authorization_response(request, granted, credentials, allow)
     except OAuthToolkitError as error:

@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
-from accounts.models import MAX_SPACE_NAME_CHARS
+from accounts.models import MAX_SPACE_NAME_CHARS, Role
+from accounts.spaces import INVITATION_DEFAULT_DAYS, INVITATION_MAX_DAYS
 from memories.models import MAX_NOTE_TITLE_CHARS
 from memories.presenters import (
     COUNT_SCHEMA,
@@ -17,6 +18,11 @@ from memories.presenters import (
     GRAPH_ENTITY_SCHEMA,
     GRAPH_SCHEMA,
     HISTORY_SCHEMA,
+    INVITATION_SCHEMA,
+    INVITATIONS_SCHEMA,
+    ISSUED_INVITATION_SCHEMA,
+    MEMBER_SCHEMA,
+    MEMBERS_SCHEMA,
     MEMORY_PAGE_SCHEMA,
     MEMORY_SCHEMA,
     NOTE_PAGE_SCHEMA,
@@ -28,6 +34,7 @@ from memories.presenters import (
     SEMANTIC_HIT_SCHEMA,
     SEMANTIC_RESULTS_SCHEMA,
     SESSION_SCHEMA,
+    SPACE_SCHEMA,
     SPACES_SCHEMA,
     WRITTEN_MEMORY_SCHEMA,
 )
@@ -79,8 +86,32 @@ class JsonSchemaShapeExtension(OpenApiSerializerExtension):
         return openapi_schema(self.target.json_schema, reference)
 
 
+class SpaceOut(JsonSchemaShape):
+    json_schema = SPACE_SCHEMA
+
+
 class SpacesOut(JsonSchemaShape):
     json_schema = SPACES_SCHEMA
+
+
+class MemberOut(JsonSchemaShape):
+    json_schema = MEMBER_SCHEMA
+
+
+class MembersOut(JsonSchemaShape):
+    json_schema = MEMBERS_SCHEMA
+
+
+class InvitationOut(JsonSchemaShape):
+    json_schema = INVITATION_SCHEMA
+
+
+class InvitationsOut(JsonSchemaShape):
+    json_schema = INVITATIONS_SCHEMA
+
+
+class IssuedInvitationOut(JsonSchemaShape):
+    json_schema = ISSUED_INVITATION_SCHEMA
 
 
 class MemoryOut(JsonSchemaShape):
@@ -218,6 +249,83 @@ class NoteUpdateIn(JsonSchemaShape):
         "minProperties": 1,
         "additionalProperties": False,
     }
+
+
+def _body(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A JSON object body of these properties, `required` among them."""
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+SPACE_NAME = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_SPACE_NAME_CHARS,
+    "description": "One line, told apart (case aside) from the names of your other spaces and from “Personal”.",
+}
+USERNAME = {"type": "string", "minLength": 1, "description": "A member's username, as the members list gives it."}
+SPACE_CREATE_PROPERTIES: dict[str, Any] = {"name": SPACE_NAME}
+SPACE_DELETE_PROPERTIES: dict[str, Any] = {
+    "confirm_name": {"type": "string", "description": "The space's name exactly, confirming the deletion."}
+}
+ROLE_CHANGE_PROPERTIES: dict[str, Any] = {"role": {"type": "string", "enum": list(Role.values)}}
+HAND_OVER_PROPERTIES: dict[str, Any] = {"to": {**USERNAME, "description": "The member who is to own the space."}}
+INVITATION_CREATE_PROPERTIES: dict[str, Any] = {
+    "role": {
+        "type": "string",
+        "enum": list(Role.values),
+        "description": "What it joins as: admin, editor or viewer (ownership is handed over, never given by link).",
+    },
+    "days": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": INVITATION_MAX_DAYS,
+        "default": INVITATION_DEFAULT_DAYS,
+        "description": "How long the link works.",
+    },
+}
+INVITATION_ACCEPT_PROPERTIES: dict[str, Any] = {
+    "secret": {"type": "string", "description": "The invitation's secret (`spi_...`, the link's last part)."}
+}
+SHARE_PROPERTIES: dict[str, Any] = {
+    "space": {**SPACE_PROPERTY, "description": "The space to share it into (its name or id)."},
+    "move": {
+        "type": "boolean",
+        "default": False,
+        "description": "Move the memory itself (keeping its id) instead of sharing a copy (a new memory).",
+    },
+}
+
+
+class SpaceCreateIn(JsonSchemaShape):
+    json_schema = _body(SPACE_CREATE_PROPERTIES, ("name",))
+
+
+class SpaceRenameIn(JsonSchemaShape):
+    json_schema = _body(SPACE_CREATE_PROPERTIES, ("name",))
+
+
+class SpaceDeleteIn(JsonSchemaShape):
+    json_schema = _body(SPACE_DELETE_PROPERTIES)
+
+
+class RoleChangeIn(JsonSchemaShape):
+    json_schema = _body(ROLE_CHANGE_PROPERTIES, ("role",))
+
+
+class HandOverIn(JsonSchemaShape):
+    json_schema = _body(HAND_OVER_PROPERTIES, ("to",))
+
+
+class InvitationCreateIn(JsonSchemaShape):
+    json_schema = _body(INVITATION_CREATE_PROPERTIES, ("role",))
+
+
+class InvitationAcceptIn(JsonSchemaShape):
+    json_schema = _body(INVITATION_ACCEPT_PROPERTIES, ("secret",))
+
+
+class MemoryShareIn(JsonSchemaShape):
+    json_schema = _body(SHARE_PROPERTIES, ("space",))
 
 
 class ImportReportOut(serializers.Serializer):

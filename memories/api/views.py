@@ -19,8 +19,24 @@ from rest_framework.views import APIView
 
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
-from accounts.reach import Reach, token_reach
-from gnosem.errors import ValidationError
+from accounts.oauth.urls_for import public_base_url
+from accounts.reach import Reach, ReachedSpace, token_reach
+from accounts.spaces import (
+    INVITATION_DEFAULT_DAYS,
+    member_remove,
+    member_role_change,
+    space_delete,
+    space_hand_over,
+    space_invitation_accept,
+    space_invitation_create,
+    space_invitation_revoke,
+    space_invitations,
+    space_leave,
+    space_members,
+    space_rename,
+    team_space_create,
+)
+from gnosem.errors import NotFound, PermissionDenied, ValidationError
 from memories import selectors, services
 from memories.api import serializers as shapes
 from memories.api.authentication import TokenRequest
@@ -35,6 +51,9 @@ from memories.notes.services import NOTE_START_SCHEMA
 from memories.presenters import (
     graph_to_dict,
     history_to_dict,
+    invitation_to_dict,
+    member_to_dict,
+    members_to_dict,
     memory_page_to_dict,
     memory_to_dict,
     note_page_to_dict,
@@ -42,6 +61,7 @@ from memories.presenters import (
     note_to_dict,
     search_results_to_dict,
     semantic_results_to_dict,
+    space_to_dict,
     spaces_to_dict,
     written_memory_to_dict,
 )
@@ -50,6 +70,7 @@ from memories.reading.session import session_start
 from memories.search.about import ABOUT_MIN_SIMILARITY
 from memories.search.notes import semantic_search
 from memories.search.pipeline import search_hybrid
+from memories.sharing import memory_share
 from memories.transfer.document import exceeds_import_limit, import_limit_description, parse_document
 from memories.transfer.export import export_response
 from memories.transfer.importing import import_memories
@@ -228,6 +249,41 @@ def _write_body(request: Request, fields: dict) -> dict:
     return data
 
 
+def _reached_space(request: TokenRequest, space_id: uuid.UUID) -> ReachedSpace:
+    """The space with this id among those the token reaches; NotFound, in the words the space
+    services use for a space the user is no member of, for any other (a token bound to other
+    spaces reaches it no more than a stranger does)."""
+    for space in token_reach(request.auth).spaces:
+        if space.public_id == space_id:
+            return space
+    raise NotFound(f"No space with id {space_id}.")
+
+
+def _unbound(request: TokenRequest, what: str) -> None:
+    """PermissionDenied for a token bound to chosen spaces: it keeps to them, and neither makes nor
+    joins others."""
+    if not request.auth.all_spaces:
+        raise PermissionDenied(
+            f"This token is bound to chosen spaces and may not {what}: use a token that is not bound to spaces, "
+            "or the dashboard."
+        )
+
+
+def _space_answer(request: TokenRequest, space_id: uuid.UUID, *, status_code: int = status.HTTP_200_OK) -> Response:
+    """One reached space as `GET /spaces` lists it."""
+    reach = token_reach(request.auth)
+    [summary] = [summary for summary in selectors.space_summaries(reach) if summary.space.public_id == space_id]
+    return Response(space_to_dict(summary, may_write=reach.may_write), status=status_code)
+
+
+# What every operation on one space may answer besides, whatever its body.
+SPACE_ERRORS = {
+    **ERRORS,
+    403: OpenApiResponse(shapes.ErrorOut, description="A read token, or a role there that does not allow it."),
+    404: OpenApiResponse(shapes.ErrorOut, description="No space with this id among those the token reaches."),
+}
+
+
 class SpaceListView(APIView):
     @extend_schema(
         operation_id="spaces_list",
@@ -237,6 +293,201 @@ class SpaceListView(APIView):
     def get(self, request: TokenRequest) -> Response:
         reach = token_reach(request.auth)
         return Response(spaces_to_dict(selectors.space_summaries(reach), may_write=reach.may_write))
+
+    @extend_schema(
+        operation_id="spaces_create",
+        summary="Make a team space, owned by the token's user",
+        description="Who may is the server's choice (GNOSEM_TEAM_SPACES). A token bound to chosen spaces may not.",
+        request=shapes.SpaceCreateIn,
+        responses={
+            201: shapes.SpaceOut,
+            **ERRORS,
+            **BODY_ERRORS,
+            403: OpenApiResponse(
+                shapes.ErrorOut, description="A read token, a token bound to spaces, or the server allows it not."
+            ),
+        },
+    )
+    def post(self, request: TokenRequest) -> Response:
+        data = _write_body(request, shapes.SPACE_CREATE_PROPERTIES)
+        _unbound(request, "make spaces")
+        space = team_space_create(user=request.user, name=data.get("name"), actor_token=request.auth)
+        return _space_answer(request, space.public_id, status_code=status.HTTP_201_CREATED)
+
+
+class SpaceDetailView(APIView):
+    @extend_schema(
+        operation_id="spaces_rename",
+        summary="Rename a team space (its owners and admins)",
+        request=shapes.SpaceRenameIn,
+        responses={200: shapes.SpaceOut, **SPACE_ERRORS, **BODY_ERRORS},
+    )
+    def patch(self, request: TokenRequest, space_id: uuid.UUID) -> Response:
+        data = _write_body(request, shapes.SPACE_CREATE_PROPERTIES)
+        space = _reached_space(request, space_id)
+        space_rename(user=request.user, space_id=space.public_id, name=data.get("name"), actor_token=request.auth)
+        return _space_answer(request, space.public_id)
+
+    @extend_schema(
+        operation_id="spaces_destroy",
+        summary="Delete a team space and everything in it (its owners), confirmed by its name",
+        description="The space's exact name as `confirm_name`, in the body or the query string.",
+        parameters=[OpenApiParameter("confirm_name", str, description="The space's name exactly.")],
+        request=shapes.SpaceDeleteIn,
+        responses={204: None, **SPACE_ERRORS, **BODY_ERRORS},
+    )
+    def delete(self, request: TokenRequest, space_id: uuid.UUID) -> Response:
+        confirm_name = request.query_params.get("confirm_name")
+        if confirm_name is None:
+            confirm_name = _write_body(request, shapes.SPACE_DELETE_PROPERTIES).get("confirm_name")
+        space = _reached_space(request, space_id)
+        space_delete(user=request.user, space_id=space.public_id, confirm_name=confirm_name, actor_token=request.auth)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SpaceMembersView(APIView):
+    @extend_schema(
+        operation_id="spaces_members",
+        summary="A space's members and their roles (any member may read them)",
+        responses={200: shapes.MembersOut, **ANY_REQUEST_ERRORS, 404: SPACE_ERRORS[404]},
+    )
+    def get(self, request: TokenRequest, space_id: uuid.UUID) -> Response:
+        space = _reached_space(request, space_id)
+        return Response(members_to_dict(space.name, space_members(user=request.user, space_id=space.public_id)))
+
+
+class SpaceMemberView(APIView):
+    @extend_schema(
+        operation_id="spaces_members_update",
+        summary="Give a member another role (owners and admins; only owners make or change owners)",
+        request=shapes.RoleChangeIn,
+        responses={200: shapes.MemberOut, **SPACE_ERRORS, **BODY_ERRORS},
+    )
+    def patch(self, request: TokenRequest, space_id: uuid.UUID, username: str) -> Response:
+        data = _write_body(request, shapes.ROLE_CHANGE_PROPERTIES)
+        space = _reached_space(request, space_id)
+        membership = member_role_change(
+            user=request.user,
+            space_id=space.public_id,
+            member=username,
+            role=data.get("role"),
+            actor_token=request.auth,
+        )
+        return Response(member_to_dict(membership))
+
+    @extend_schema(
+        operation_id="spaces_members_destroy",
+        summary="Take a member out of the space (owners and admins; only owners remove owners)",
+        responses={204: None, **SPACE_ERRORS},
+    )
+    def delete(self, request: TokenRequest, space_id: uuid.UUID, username: str) -> Response:
+        space = _reached_space(request, space_id)
+        member_remove(user=request.user, space_id=space.public_id, member=username, actor_token=request.auth)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SpaceLeaveView(APIView):
+    @extend_schema(
+        operation_id="spaces_leave",
+        summary="Leave a team space (any member but its last owner)",
+        request=None,
+        responses={204: None, **SPACE_ERRORS},
+    )
+    def post(self, request: TokenRequest, space_id: uuid.UUID) -> Response:
+        space = _reached_space(request, space_id)
+        space_leave(user=request.user, space_id=space.public_id, actor_token=request.auth)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SpaceHandOverView(APIView):
+    @extend_schema(
+        operation_id="spaces_hand_over",
+        summary="Make another member an owner, the acting owner becoming an admin; answers the members",
+        request=shapes.HandOverIn,
+        responses={200: shapes.MembersOut, **SPACE_ERRORS, **BODY_ERRORS},
+    )
+    def post(self, request: TokenRequest, space_id: uuid.UUID) -> Response:
+        data = _write_body(request, shapes.HAND_OVER_PROPERTIES)
+        space = _reached_space(request, space_id)
+        space_hand_over(user=request.user, space_id=space.public_id, to=data.get("to"), actor_token=request.auth)
+        return Response(members_to_dict(space.name, space_members(user=request.user, space_id=space.public_id)))
+
+
+class SpaceInvitationsView(APIView):
+    @extend_schema(
+        operation_id="spaces_invitations",
+        summary="The space's invitations still usable, newest first (owners and admins)",
+        responses={200: shapes.InvitationsOut, **ANY_REQUEST_ERRORS, 403: SPACE_ERRORS[403], 404: SPACE_ERRORS[404]},
+    )
+    def get(self, request: TokenRequest, space_id: uuid.UUID) -> Response:
+        space = _reached_space(request, space_id)
+        invitations = space_invitations(user=request.user, space_id=space.public_id)
+        return Response({"invitations": [invitation_to_dict(invitation) for invitation in invitations]})
+
+    @extend_schema(
+        operation_id="spaces_invitations_create",
+        summary="A single-use link that lets one person join as `role` (owners and admins)",
+        description="The answer holds the link's secret, shown this once: send `url` to the person invited.",
+        request=shapes.InvitationCreateIn,
+        responses={201: shapes.IssuedInvitationOut, **SPACE_ERRORS, **BODY_ERRORS},
+    )
+    def post(self, request: TokenRequest, space_id: uuid.UUID) -> Response:
+        data = _write_body(request, shapes.INVITATION_CREATE_PROPERTIES)
+        space = _reached_space(request, space_id)
+        issued = space_invitation_create(
+            user=request.user,
+            space_id=space.public_id,
+            role=data.get("role"),
+            days=data.get("days", INVITATION_DEFAULT_DAYS),
+            actor_token=request.auth,
+        )
+        answer = {
+            **invitation_to_dict(issued.invitation),
+            "secret": issued.secret,
+            "url": issued.url(public_base_url(request)),
+        }
+        return Response(answer, status=status.HTTP_201_CREATED)
+
+
+class SpaceInvitationView(APIView):
+    @extend_schema(
+        operation_id="spaces_invitations_destroy",
+        summary="Withdraw an unused invitation, so that its link stops working (owners and admins)",
+        responses={
+            204: None,
+            **SPACE_ERRORS,
+            404: OpenApiResponse(
+                shapes.ErrorOut, description="No such space among those reached, or no such invitation."
+            ),
+        },
+    )
+    def delete(self, request: TokenRequest, space_id: uuid.UUID, invitation_id: uuid.UUID) -> Response:
+        space = _reached_space(request, space_id)
+        space_invitation_revoke(
+            user=request.user, space_id=space.public_id, invitation_id=invitation_id, actor_token=request.auth
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InvitationAcceptView(APIView):
+    @extend_schema(
+        operation_id="invitations_accept",
+        summary="Join the space an invitation's secret invites to; answers the space",
+        description="A token bound to chosen spaces may not: it would reach no further.",
+        request=shapes.InvitationAcceptIn,
+        responses={
+            200: shapes.SpaceOut,
+            **ERRORS,
+            **BODY_ERRORS,
+            403: OpenApiResponse(shapes.ErrorOut, description="A read token, or a token bound to spaces."),
+            404: OpenApiResponse(shapes.ErrorOut, description="No invitation has this secret."),
+        },
+    )
+    def post(self, request: TokenRequest) -> Response:
+        data = _write_body(request, shapes.INVITATION_ACCEPT_PROPERTIES)
+        _unbound(request, "join spaces")
+        membership = space_invitation_accept(user=request.user, secret=data.get("secret"), actor_token=request.auth)
+        return _space_answer(request, membership.space.public_id)
 
 
 class MemoryListView(APIView):
@@ -414,6 +665,49 @@ MemoryReinstateView = _memory_action(
     services.memory_reinstate,
     refusable=False,
 )
+
+
+class MemoryShareView(APIView):
+    @extend_schema(
+        operation_id="memories_share",
+        summary="Share a memory into another space: a copy, or with `move` the memory itself",
+        description=(
+            "A copy is a new memory (201) the token's user writes in that space; a move keeps the memory's id "
+            "and needs the right to write where it is too (200). Either carries where it came from "
+            "(`shared_from`, `shared_by`). Text already current there is not stored twice: that memory is "
+            "returned (200, `duplicate: true`; a move then removes the memory moved). A superseded memory, the "
+            "space it is in, or a move onto an id the space holds already is refused (400)."
+        ),
+        request=shapes.MemoryShareIn,
+        responses={
+            201: shapes.WrittenMemoryOut,
+            200: OpenApiResponse(shapes.WrittenMemoryOut, description="Moved, or the text was there already."),
+            **ERRORS,
+            **BODY_ERRORS,
+            403: OpenApiResponse(
+                shapes.ErrorOut,
+                description="A read token, a role that does not allow writing there (or, to move, here), or the "
+                "quota (`quota_exceeded`).",
+            ),
+            404: OpenApiResponse(shapes.ErrorOut, description="No such memory, or no such space, among those reached."),
+        },
+    )
+    def post(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
+        data = _write_body(request, shapes.SHARE_PROPERTIES)
+        move = data.get("move", False)
+        memory = memory_share(
+            owner=token_reach(request.auth),
+            public_id=public_id,
+            space=data.get("space"),
+            move=move,
+            actor_token=request.auth,
+        )
+        created = not move and not memory.written_again
+        return Response(
+            written_memory_to_dict(memory),
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+            headers={"Location": reverse("api-memory", args=[memory.public_id])},
+        )
 
 
 class MemoryHistoryView(APIView):
@@ -652,19 +946,19 @@ class ExportView(APIView):
         summary="Every memory and note of one space as one Gnosem export document (JSON, streamed)",
         description=(
             "The space named by `space`, or the token's default write space. A team space is exported whole by "
-            "its owners and admins only (403 for other members)."
+            "its owners and admins; for its other members, what they wrote there."
         ),
         parameters=[
             OpenApiParameter(
                 "space", str, description="The space to export (its name or id); default: the default write space."
             )
         ],
-        responses={200: OpenApiTypes.OBJECT, **ERRORS, 403: shapes.ErrorOut, **SPACE_NOT_FOUND},
+        responses={200: OpenApiTypes.OBJECT, **ERRORS, **SPACE_NOT_FOUND},
     )
     def get(self, request: TokenRequest) -> StreamingHttpResponse:
-        response = export_response(token_reach(request.auth), request.query_params.get("space"))
-        activity_record(owner=request.user, action=ActivityAction.EXPORTED, token=request.auth, request=request)
-        return response
+        return export_response(
+            token_reach(request.auth), request.query_params.get("space"), request=request, token=request.auth
+        )
 
 
 class ImportView(APIView):

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery, When
+from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from accounts.reach import Actor, Reach, reach_of
@@ -125,7 +125,7 @@ def entities_of(owner: Actor) -> QuerySet[Entity]:
     by_memory, by_note = _mentions_of_outer_entity()
     reach = reach_of(owner)
     return Entity.objects.filter(Q(Exists(by_memory)) | Q(Exists(by_note)), space_id__in=reach.space_ids).order_by(
-        Case(When(space_id=reach.default_space_id, then=0), default=1), "id"
+        *reach.default_space_first()
     )
 
 

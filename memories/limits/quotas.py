@@ -1,5 +1,5 @@
-"""Per-user quotas: how many memories and notes, and how many characters and estimated tokens, a
-user may store.
+"""Quotas: how many memories and notes, and how many characters and estimated tokens, a user may
+store, and a team space may hold.
 
 What counts is what the user wrote, in whichever space: the text of the memories they authored,
 the earlier versions kept of them (memory_history), their compressed forms, and their notes; memories and
@@ -15,10 +15,16 @@ slot: the second waits for the first to commit, then sums again and sees it. It 
 limits the write could pass, over the user's rows alone; the texts' lengths are read only under a
 limit on characters or tokens, which bounds how much text there is to read. What a user wrote
 into a team space stays theirs to count while it is there.
+
+A team space with a SpaceQuota row (new ones get GNOSEM_TEAM_SPACE_MAX_*) is bounded the same way
+by everything it holds, whoever wrote it, so members within their own quotas cannot together grow
+it past what the operator allows. A write checks the writer's quota, then the space's, locking the
+rows in that order every time.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from django.conf import settings
 from django.db.models import Count, Expression, F, Sum
@@ -26,7 +32,7 @@ from django.db.models.functions import Coalesce, Length
 
 from gnosem.errors import QuotaExceeded
 from gnosem.types import Owner
-from memories.models import Memory, MemoryRevision, Note, Quota, TokenEstimate
+from memories.models import Memory, MemoryRevision, Note, Quota, SpaceQuota, StorageLimits, TokenEstimate
 
 # What a user stores, by kind, and how each is named to people (usage page, refusals).
 STORED_KINDS = {
@@ -113,21 +119,23 @@ def _sums(kind: str, text: str, token_column: str | Expression, *, characters: b
     return sums
 
 
-def _stored(owner: Owner, *, characters: bool = True, tokens: bool = True) -> dict[str, Stored]:
-    """What the user wrote by kind, in three queries; characters or tokens not asked for are 0
-    (summing a text's length reads all of it, and a note may hold megabytes)."""
+def _stored(*, characters: bool = True, tokens: bool = True, **whose: object) -> dict[str, Stored]:
+    """What is stored by kind, of the memories and notes matching `whose` (`author=` a user, or
+    `space_id=` a space), in three queries; characters or tokens not asked for are 0 (summing a
+    text's length reads all of it, and a note may hold megabytes)."""
     wanted = {"characters": characters, "tokens": tokens}
-    totals = Memory.objects.filter(author=owner).aggregate(
+    totals = Memory.objects.filter(**whose).aggregate(
         memories_count=Count("id"),
         compressed_count=Count("content_optimized"),
         **_sums("memories", "content", "tokens_raw", **wanted),
         **_sums("compressed", "content_optimized", "tokens_optimized", **wanted),
     )
-    totals |= Note.objects.filter(author=owner).aggregate(
+    totals |= Note.objects.filter(**whose).aggregate(
         notes_count=Count("id"), **_sums("notes", "content", "tokens", **wanted)
     )
     if characters or tokens:  # a memory's earlier versions never count as items
-        totals |= MemoryRevision.objects.filter(memory__author=owner).aggregate(
+        of_memory = {f"memory__{field}": value for field, value in whose.items()}
+        totals |= MemoryRevision.objects.filter(**of_memory).aggregate(
             revisions_count=Count("id"), **_sums("revisions", "content", TokenEstimate(F("content")), **wanted)
         )
     return {
@@ -149,47 +157,77 @@ def _totals(stored: dict[str, Stored]) -> dict[str, int]:
     }
 
 
-def quota_usage(owner: Owner) -> QuotaUsage:
-    """The owner's usage next to their limits (None where unlimited), and what makes it up."""
-    quota = Quota.objects.filter(user=owner).first() or Quota(user=owner)
-    stored = _stored(owner)
+def _usage(limits: StorageLimits, stored: dict[str, Stored]) -> QuotaUsage:
     used = _totals(stored)
     return QuotaUsage(
-        memories=Allowance(used["memories"], quota.max_memories),
-        characters=Allowance(used["characters"], quota.max_chars),
-        tokens=Allowance(used["tokens"], quota.max_tokens),
+        memories=Allowance(used["memories"], limits.max_memories),
+        characters=Allowance(used["characters"], limits.max_chars),
+        tokens=Allowance(used["tokens"], limits.max_tokens),
         stored=stored,
     )
 
 
-def quota_check(*, owner: Owner, items: int = 0, characters: int = 0, tokens: int = 0) -> None:
-    """Refuse (QuotaExceeded) a write that would add this much to the owner's usage past a limit:
-    `items` memories and notes, `characters` and estimated `tokens` of stored text (text_growth).
-    Call it inside the writing transaction: it locks the owner's quota row until the commit."""
+def quota_usage(owner: Owner) -> QuotaUsage:
+    """The owner's usage next to their limits (None where unlimited), and what makes it up."""
+    return _usage(Quota.objects.filter(user=owner).first() or Quota(user=owner), _stored(author=owner))
+
+
+def space_quota_usage(space_id: int) -> QuotaUsage:
+    """What a space holds next to its limits (None where unlimited), and what makes it up."""
+    limits = SpaceQuota.objects.filter(space_id=space_id).first() or SpaceQuota(space_id=space_id)
+    return _usage(limits, _stored(space_id=space_id))
+
+
+def quota_check(*, owner: Owner, space_id: int, items: int = 0, characters: int = 0, tokens: int = 0) -> None:
+    """Refuse (QuotaExceeded) a write by `owner` into the space `space_id` that would add this much
+    past a limit of the owner's quota or the space's: `items` memories and notes, `characters` and
+    estimated `tokens` of stored text (text_growth). Call it inside the writing transaction: it
+    locks the quota rows until the commit."""
+    growth = {"memories": items, "characters": characters, "tokens": tokens}
     quota = Quota.objects.select_for_update().filter(user=owner).first()
-    if quota is None:
-        return
-    # Only the limits this write could pass are summed.
+    if quota is not None:
+        _check(quota, growth, lambda **wanted: _stored(author=owner, **wanted), _refusal)
+    space_check(space_id=space_id, items=items, characters=characters, tokens=tokens)
+
+
+def space_check(*, space_id: int, items: int = 0, characters: int = 0, tokens: int = 0) -> None:
+    """Refuse (QuotaExceeded) adding this much to what the space `space_id` holds past its quota
+    (a memory moved there, or any write: quota_check calls it). Locks the space's quota row."""
+    quota = SpaceQuota.objects.select_for_update().filter(space_id=space_id).select_related("space").first()
+    if quota is not None:
+        growth = {"memories": items, "characters": characters, "tokens": tokens}
+        refusal = partial(_space_refusal, quota.space.name)
+        _check(quota, growth, lambda **wanted: _stored(space_id=space_id, **wanted), refusal)
+
+
+def _check(
+    limits: StorageLimits,
+    growth: dict[str, int],
+    stored_of: Callable[..., dict[str, Stored]],
+    refusal: Callable[..., str],
+) -> None:
+    """Only the limits this write could pass are summed."""
     limited = [
-        (label, limit, adding)
-        for label, limit, adding in (
-            ("memories", quota.max_memories, items),
-            ("characters", quota.max_chars, characters),
-            ("tokens", quota.max_tokens, tokens),
+        (label, limit, growth[label])
+        for label, limit in (
+            ("memories", limits.max_memories),
+            ("characters", limits.max_chars),
+            ("tokens", limits.max_tokens),
         )
-        if limit is not None and adding > 0
+        if limit is not None and growth[label] > 0
     ]
     if not limited:
         return
     labels = {label for label, _, _ in limited}
-    stored = _stored(owner, characters="characters" in labels, tokens="tokens" in labels)
+    stored = stored_of(characters="characters" in labels, tokens="tokens" in labels)
     used = _totals(stored)
     for label, limit, adding in limited:
         if used[label] + adding > limit:
-            raise QuotaExceeded(_refusal(label, limit, used[label], adding, stored))
+            raise QuotaExceeded(refusal(label, limit, used[label], adding, stored))
 
 
-def _refusal(label: str, limit: int, have: int, adding: int, stored: dict[str, Stored]) -> str:
+def _described(label: str, limit: int, have: int, adding: int, stored: dict[str, Stored]) -> tuple[str, str, str]:
+    """What a refusal says: the limit's unit, what is held, and what is left and added."""
     if label == "memories":
         what = "memories and notes"
         memories, notes = stored["memories"].count, stored["notes"].count
@@ -204,9 +242,23 @@ def _refusal(label: str, limit: int, have: int, adding: int, stored: dict[str, S
         held = f"{have:,}" + (f" ({', '.join(parts)})" if parts else "")
     left = f", {limit - have:,} left," if have < limit else ""
     adds = "" if label == "memories" and adding == 1 else f" and this would add {adding:,}"
+    return what, held, f"{left}{adds}"
+
+
+def _refusal(label: str, limit: int, have: int, adding: int, stored: dict[str, Stored]) -> str:
+    what, held, rest = _described(label, limit, have, adding, stored)
     return (
-        f"Quota reached: {limit:,} {what}; you have {held}{left}{adds}. Nothing was saved: delete some memories "
+        f"Quota reached: {limit:,} {what}; you have {held}{rest}. Nothing was saved: delete some memories "
         "(their earlier versions go with them) or notes, or ask the operator to raise your quota."
+    )
+
+
+def _space_refusal(space: str, label: str, limit: int, have: int, adding: int, stored: dict[str, Stored]) -> str:
+    what, held, rest = _described(label, limit, have, adding, stored)
+    return (
+        f"The space {space!r} is full: its quota is {limit:,} {what}, and it holds {held}{rest}. Nothing was "
+        "saved: delete some of its memories or notes, write to another space, or ask the operator to raise "
+        "the space's quota."
     )
 
 
@@ -220,4 +272,18 @@ def quota_create_for_signup(*, user: Owner) -> Quota:
             "max_tokens": settings.GNOSEM_SIGNUP_MAX_TOKENS or None,
         },
     )
+    return quota
+
+
+def space_quota_create(*, space_id: int) -> SpaceQuota | None:
+    """Give a new team space the quota configured for team spaces (GNOSEM_TEAM_SPACE_MAX_*; 0 =
+    unlimited); none when all three are unlimited."""
+    limits = {
+        "max_memories": settings.GNOSEM_TEAM_SPACE_MAX_MEMORIES or None,
+        "max_chars": settings.GNOSEM_TEAM_SPACE_MAX_CHARS or None,
+        "max_tokens": settings.GNOSEM_TEAM_SPACE_MAX_TOKENS or None,
+    }
+    if not any(limits.values()):
+        return None
+    quota, _ = SpaceQuota.objects.get_or_create(space_id=space_id, defaults=limits)
     return quota

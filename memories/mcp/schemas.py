@@ -113,6 +113,12 @@ _SPACE_TARGET = {
     ),
 }
 SPACES_LIST_INPUT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+_SPACE_NAMED = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_SPACE_NAME_CHARS,
+    "description": "The space's name or id, as spaces_list gives them.",
+}
 
 
 def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -210,6 +216,28 @@ UPDATE_INPUT = _object(
     ("id",),
 )
 DELETE_INPUT = _object({"id": _ID}, ("id",))
+SHARE_INPUT = _object(
+    {
+        "id": _ID,
+        "space": {
+            **_SPACE_NAMED,
+            "description": (
+                "The space to share it into (its name or id, as spaces_list gives them): one you may write to, "
+                "not the one it is in."
+            ),
+        },
+        "move": {
+            "type": "boolean",
+            "default": False,
+            "description": (
+                "false (the default): share a copy, a new memory with an id of its own, and the original stays. "
+                "true: move the memory itself, keeping its id; it leaves the space it is in."
+            ),
+        },
+    },
+    ("id", "space"),
+)
+SPACE_MEMBERS_INPUT = _object({"space": _SPACE_NAMED}, ("space",))
 HISTORY_INPUT = _object({"id": _ID}, ("id",))
 COUNT_INPUT = _object(
     {

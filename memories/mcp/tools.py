@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from accounts.models import ApiToken
 from accounts.reach import Reach, SpaceNotFound, token_reach
+from accounts.spaces import space_members
 from gnosem.errors import GnosemError, NotFound, PermissionDenied
 from gnosem.errors import ValidationError as MemoryValidationError
 from memories import selectors, services
@@ -23,6 +24,7 @@ from memories.presenters import (
     COUNT_SCHEMA,
     GRAPH_SCHEMA,
     HISTORY_SCHEMA,
+    MEMBERS_SCHEMA,
     MEMORY_PAGE_SCHEMA,
     MEMORY_SCHEMA,
     NOTE_PAGE_SCHEMA,
@@ -32,8 +34,10 @@ from memories.presenters import (
     SEMANTIC_RESULTS_SCHEMA,
     SESSION_SCHEMA,
     SPACES_SCHEMA,
+    WRITTEN_MEMORY_SCHEMA,
     graph_to_dict,
     history_to_dict,
+    members_to_dict,
     memory_page_to_dict,
     memory_to_dict,
     note_page_to_dict,
@@ -49,6 +53,7 @@ from memories.reading.session import session_start
 from memories.search.about import ABOUT_MIN_SIMILARITY
 from memories.search.notes import semantic_search
 from memories.search.pipeline import search_hybrid
+from memories.sharing import memory_share
 from memories.validation import clean_filters, clean_limit, clean_max_tokens, clean_memory_id, written_by_or_default
 
 
@@ -257,6 +262,27 @@ def _spaces_list(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
     return spaces_to_dict(selectors.space_summaries(caller.reach), may_write=caller.reach.may_write)
 
 
+def _space_members(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Only reading: who joins, leaves or holds which role is for people to decide, on the dashboard
+    or over REST, not for an assistant."""
+    space = caller.reach.find(arguments["space"])
+    return members_to_dict(space.name, space_members(user=caller.reach.user, space_id=space.public_id))
+
+
+def _share(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A copy, or with `move` the memory itself: one tool rather than two, since both take the same
+    memory and space, keep the same rules and answer the same shape, and a shorter tool list is
+    easier for a model to choose from."""
+    memory = memory_share(
+        owner=caller.reach,
+        public_id=clean_memory_id(arguments["id"]),
+        space=arguments["space"],
+        move=arguments.get("move", False),
+        actor_token=caller.token,
+    )
+    return written_memory_to_dict(memory)
+
+
 _ALL_TOOLS = (
     Tool(
         name="session_start",
@@ -283,6 +309,19 @@ _ALL_TOOLS = (
         input_schema=schemas.SPACES_LIST_INPUT,
         output_schema=SPACES_SCHEMA,
         run=_spaces_list,
+        read_only=True,
+        idempotent=True,
+    ),
+    Tool(
+        name="space_members",
+        title="List a space's members",
+        description=(
+            "Who belongs to a space you reach and with which role (owner, admin, editor, viewer): who will read "
+            "what you save to a team space. Changing members and roles is for people to do, on the dashboard."
+        ),
+        input_schema=schemas.SPACE_MEMBERS_INPUT,
+        output_schema=MEMBERS_SCHEMA,
+        run=_space_members,
         read_only=True,
         idempotent=True,
     ),
@@ -365,6 +404,21 @@ _ALL_TOOLS = (
         read_only=False,
         destructive=True,
         idempotent=True,
+    ),
+    Tool(
+        name="memory_share",
+        title="Share a memory into another space",
+        description=(
+            "Put a memory into another space you may write to, when the user asks to share it with a team (or "
+            "to bring a team's memory into their personal space): a copy by default, the original staying where "
+            "it is; with move: true the memory itself moves and leaves its space. It arrives marked with where "
+            "it came from and who shared it (shared_from, shared_by). Returns the memory in its new space."
+        ),
+        input_schema=schemas.SHARE_INPUT,
+        output_schema=WRITTEN_MEMORY_SCHEMA,
+        run=_share,
+        read_only=False,
+        destructive=True,
     ),
     Tool(
         name="memory_history",

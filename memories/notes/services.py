@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, Q, QuerySet, When
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.reach import Actor, reach_of, user_of
@@ -111,11 +111,7 @@ def note_get(*, owner: Actor, public_id: uuid.UUID, for_update: bool = False) ->
     caller may only read is refused (PermissionDenied)."""
     reach = reach_of(owner)
     scope = notes_of(reach).select_for_update(of=("self",)) if for_update else notes_of(reach)
-    note = (
-        scope.filter(public_id=public_id)
-        .order_by(Case(When(space_id=reach.default_space_id, then=0), default=1), "id")
-        .first()
-    )
+    note = scope.filter(public_id=public_id).order_by(*reach.default_space_first()).first()
     if note is None:
         raise NoteNotFound(f"No note with id {public_id}.")
     if for_update:
@@ -160,7 +156,7 @@ def note_write(
     space_id = reach.write_space(space).id
     title, content = clean_note_title(title), clean_note_content(content)
     tags, format = clean_tags(tags), clean_note_format(format)
-    quota_check(owner=reach.user, items=1, characters=len(content), tokens=token_estimate(content))
+    quota_check(owner=reach.user, space_id=space_id, items=1, characters=len(content), tokens=token_estimate(content))
     now = timezone.now()
     note = Note.objects.create(
         space_id=space_id,
@@ -192,8 +188,12 @@ def note_update(
         note.title = clean_note_title(title)
     if content is not None:
         content = clean_note_content(content)
-        # The text counts toward its author's quota (memories.limits.quotas).
-        quota_check(owner=note.author or user_of(owner), **text_growth(added=[content], removed=[note.content]))
+        # The text counts toward its author's quota and its space's (memories.limits.quotas).
+        quota_check(
+            owner=note.author or user_of(owner),
+            space_id=note.space_id,
+            **text_growth(added=[content], removed=[note.content]),
+        )
         note.content = content
     if tags is not None:
         note.tags = clean_tags(tags)

@@ -143,7 +143,7 @@ def session_start(*, owner: Actor, client: str, query: object = None, max_tokens
 def _line(memory: Memory, dated: bool, *, labelled: bool) -> str:
     """One memory on one line: its compressed form where there is one; when and by which client if
     `dated`; with `labelled` (the session reaches several spaces), a team space's memory says which
-    space and which user."""
+    space and which user, and where a memory shared there came from."""
     text = " ".join((memory.content_optimized or memory.content).split())
     parts = [f"{memory.created_at:%Y-%m-%d}"] if dated else []
     if dated and memory.written_by:
@@ -151,4 +151,7 @@ def _line(memory: Memory, dated: bool, *, labelled: bool) -> str:
     if labelled and memory.space.kind == SpaceKind.TEAM:
         author = memory.author.get_username() if memory.author is not None else "a former member"
         parts.append(f"{memory.space.name}, by {author}")
+        if memory.shared_from:
+            sharer = f" by {memory.shared_by.get_username()}" if memory.shared_by is not None else ""
+            parts.append(f"shared from {memory.shared_from}{sharer}")
     return f"[{', '.join(parts)}] {text}" if parts else text

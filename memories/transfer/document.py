@@ -7,13 +7,15 @@ The document (`FORMAT`, version `VERSION`):
      "memories": [{"id", "content", "content_optimized", "compression_status", "tags",
                    "written_by", "created_at", "updated_at", "pinned", "superseded_by",
                    "duplicate_of", "also_written_by", "revisions": [{"content", "tags",
-                   "written_by", "valid_from", "replaced_at"}, ...]}, ...],
+                   "written_by", "valid_from", "replaced_at"}, ...], "shared_from",
+                   "shared_by"}, ...],
      "notes": [{"id", "title", "content", "format", "tags", "created_at", "updated_at"}, ...]}
 
-Version 1 files (without the last five fields of a memory) and version 2 files (without notes)
-still import. `superseded_by` and `duplicate_of` name another entry of the same file (by its `id`),
-and following links of one kind never comes back to an entry; the link is restored to whatever id
-that entry gets.
+Version 1 files (without `pinned`, `superseded_by`, `duplicate_of`, `also_written_by` and
+`revisions`), version 2 files (without notes) and files without a memory's provenance
+(`shared_from`, `shared_by`) still import. `superseded_by` and `duplicate_of` name another entry of
+the same file (by its `id`), and following links of one kind never comes back to an entry; the
+link is restored to whatever id that entry gets.
 """
 
 from typing import Any
@@ -42,6 +44,8 @@ MEMORY_FIELDS = (
     "duplicate_of",
     "also_written_by",
     "revisions",
+    "shared_from",
+    "shared_by",
 )
 # Fields naming another memory of the file.
 LINK_FIELDS = ("superseded_by", "duplicate_of")

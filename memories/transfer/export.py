@@ -1,18 +1,21 @@
 """Export: every memory and note of one space as one JSON document (`memories.transfer.document`),
-streamed a batch at a time. Every member exports their personal space; a team space is exported
-whole by its owners and admins."""
+streamed a batch at a time. Every user exports their personal space whole; a team space is
+exported whole by its owners and admins, and by its other members as far as they wrote it: each
+person can take what they wrote wherever it is, and nobody takes a team's memory whole without
+the role to manage it."""
 
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from django.db.models import Prefetch
-from django.http import StreamingHttpResponse
+from django.db.models import Prefetch, QuerySet
+from django.http import HttpRequest, StreamingHttpResponse
 from django.utils import timezone
 
-from accounts.models import Role
+from accounts.activity import activity_record
+from accounts.models import ActivityAction, ApiToken, Role
 from accounts.reach import Actor, Reach, reach_of
-from gnosem.errors import PermissionDenied
+from gnosem.types import Owner
 from memories.models import Memory, MemoryRevision, Note
 from memories.notes.services import notes_of
 from memories.presenters import revision_to_dict
@@ -22,20 +25,42 @@ from memories.transfer.document import FORMAT, VERSION, note_batch
 
 def exported_space(owner: Actor, space: object = None) -> Reach:
     """The reach of one export: the space named (a reached space's name or id), or the caller's
-    default write space. A team space only for its owners and admins (PermissionDenied)."""
+    default write space (`export_author` says whether only the caller's own part of it)."""
     reach = reach_of(owner)
-    exported = reach.narrowed(space) if space is not None else reach.within(reach.default_space().id)
+    return reach.narrowed(space) if space is not None else reach.within(reach.default_space().id)
+
+
+def export_author(exported: Reach) -> Owner | None:
+    """Whose memories and notes an export of `exported` (one space) holds: everyone's (None) in a
+    personal space and for a team space's owners and admins; else only the caller's."""
     (only,) = exported.spaces
-    if not only.is_personal and only.role not in (Role.OWNER, Role.ADMIN):
-        raise PermissionDenied(f"Only the owners and admins of {only.name!r} export it whole.")
-    return exported
+    return None if only.is_personal or only.role in (Role.OWNER, Role.ADMIN) else exported.user
 
 
-def export_response(owner: Actor, space: object = None) -> StreamingHttpResponse:
+def _exported_memories(exported: Reach) -> QuerySet[Memory]:
+    author = export_author(exported)
+    memories = memories_of(exported)
+    return memories if author is None else memories.filter(author=author)
+
+
+def export_response(
+    owner: Actor, space: object = None, *, request: HttpRequest | None = None, token: ApiToken | None = None
+) -> StreamingHttpResponse:
     """The export of one space (`exported_space`) as a file download, streamed, its name stamped
-    with the time (UTC): what the web page and the API answer with."""
-    response = StreamingHttpResponse(export_chunks(exported_space(owner, space)), content_type="application/json")
+    with the time (UTC): what the web page (`request`) and the API (`token`) answer with. The
+    export is written to the user's activity log, naming the space."""
+    exported = exported_space(owner, space)
+    (only,) = exported.spaces
+    response = StreamingHttpResponse(export_chunks(exported), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="gnosem-export-{timezone.now():%Y%m%d-%H%M%S}.json"'
+    detail = {"space": only.name, "space_id": str(only.public_id)}
+    activity_record(
+        owner=exported.user,
+        action=ActivityAction.EXPORTED,
+        detail=detail if export_author(exported) is None else {**detail, "part": "own"},
+        request=request,
+        token=token,
+    )
     return response
 
 
@@ -54,6 +79,8 @@ def memory_to_export(memory: Memory) -> dict[str, Any]:
         "superseded_by": str(memory.superseded_by.public_id) if memory.superseded_by is not None else None,
         "duplicate_of": str(memory.duplicate_of.public_id) if memory.duplicate_of is not None else None,
         "also_written_by": list(memory.also_written_by),
+        "shared_from": memory.shared_from or None,
+        "shared_by": memory.shared_by.get_username() if memory.shared_by is not None else None,
         "revisions": [revision_to_dict(revision) for revision in memory.revisions.all()],
     }
 
@@ -73,7 +100,7 @@ def note_to_export(note: Note) -> dict[str, Any]:
 
 def export_count(space: Reach) -> int:
     """How many memories an export of this space (`exported_space`) holds."""
-    return memories_of(space).count()
+    return _exported_memories(space).count()
 
 
 def export_chunks(space: Reach, *, progress: Callable[[int], object] | None = None) -> Iterator[str]:
@@ -83,13 +110,14 @@ def export_chunks(space: Reach, *, progress: Callable[[int], object] | None = No
     header = json.dumps({"format": FORMAT, "version": VERSION, "exported_at": timezone.now().isoformat()})
     yield header[:-1] + ', "memories": ['
     revisions = Prefetch("revisions", queryset=MemoryRevision.objects.order_by("-replaced_at", "-id"))
-    queryset = memories_of(space).prefetch_related(revisions).order_by("created_at", "id")
+    queryset = _exported_memories(space).prefetch_related(revisions).order_by("created_at", "id")
     for index, memory in enumerate(queryset.iterator(chunk_size=1000)):
         yield ("\n" if index == 0 else ",\n") + json.dumps(memory_to_export(memory), ensure_ascii=False)
         if progress:
             progress(1)
     yield '\n], "notes": ['
-    notes = notes_of(space).order_by("created_at", "id")
+    author = export_author(space)
+    notes = (notes_of(space) if author is None else notes_of(space).filter(author=author)).order_by("created_at", "id")
     for index, note in enumerate(notes.iterator(chunk_size=note_batch())):
         yield ("\n" if index == 0 else ",\n") + json.dumps(note_to_export(note), ensure_ascii=False)
     yield "\n]}\n"

@@ -22,9 +22,10 @@ from django.db.models import QuerySet
 from django.db.models.functions import MD5
 from django.utils import timezone
 
-from accounts.models import Space
+from accounts.models import MAX_SPACE_NAME_CHARS, Space
 from accounts.reach import Actor, Reach, reach_of
 from gnosem.errors import ValidationError
+from gnosem.labels import label_problem
 from gnosem.types import Owner
 from memories.compression.services import awaiting_compression, guard, reset_compression
 from memories.indexing.queue import enqueue_compression, enqueue_indexing, enqueue_note_indexing
@@ -127,6 +128,7 @@ class _Entry:
     duplicate_of: uuid.UUID | None = None
     also_written_by: tuple[str, ...] = ()
     revisions: tuple[MemoryRevision, ...] = ()
+    shared_from: str = ""
 
     @property
     def key(self) -> tuple[str, datetime]:
@@ -271,7 +273,20 @@ def _clean_entry(item: object) -> _Entry:
         duplicate_of=_clean_id("duplicate_of", item.get("duplicate_of")),
         also_written_by=_clean_writers(item.get("also_written_by")),
         revisions=_clean_revisions(item.get("revisions")),
+        shared_from=_clean_shared_from(item.get("shared_from")),
     )
+
+
+def _clean_shared_from(value: object) -> str:
+    """The name of the space a memory was shared from ("" for none). Who shared it is not kept:
+    accounts do not travel with a file."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_SPACE_NAME_CHARS:
+        raise ValidationError("shared_from", f"must be null or a space's name of 1-{MAX_SPACE_NAME_CHARS} characters.")
+    if problem := label_problem(value):
+        raise ValidationError("shared_from", problem)
+    return value.strip()
 
 
 def _clean_note_entry(item: object) -> _NoteEntry:
@@ -415,7 +430,7 @@ def import_memories(
         # Everything the import would store counts: texts, compressed forms, earlier versions, notes.
         texts = [text for entry in fresh for text in _stored_texts(entry)]
         texts += [note_entry.content for note_entry in fresh_notes]
-        quota_check(owner=user, items=len(fresh) + len(fresh_notes), **text_growth(added=texts))
+        quota_check(owner=user, space_id=space_id, items=len(fresh) + len(fresh_notes), **text_growth(added=texts))
         if progress and len(entries) > len(fresh):
             progress(len(entries) - len(fresh))
         taken = _taken_ids(target, [entry.public_id for entry in fresh if entry.public_id])
@@ -591,6 +606,7 @@ def _memory_from(author: Owner, space_id: int, entry: _Entry, public_id: uuid.UU
     memory = Memory(
         pinned=entry.pinned,
         also_written_by=list(entry.also_written_by),
+        shared_from=entry.shared_from,
         public_id=public_id,
         space_id=space_id,
         author=author,

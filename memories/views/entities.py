@@ -12,6 +12,7 @@ from gnosem.types import SignedInRequest
 from memories.graph import explore as graph_explore
 from memories.graph.drawing import neighbourhood_drawing
 from memories.models import MAX_ENTITY_NAME_CHARS, EntityKind
+from memories.views.space_switcher import space_switcher
 
 # An entity's page: the neighbours drawn and the memories listed.
 ENTITY_PAGE_NEIGHBOURS = 16
@@ -22,12 +23,15 @@ ENTITY_PAGE_NOTES = 100
 @login_required
 @require_GET
 def entity_list_page(request: SignedInRequest) -> HttpResponse:
-    """The entities the user's memories mention, most mentioned first, filtered by name and kind."""
+    """The entities the memories and notes of the user's spaces (or of the one chosen) mention, most
+    mentioned first, filtered by name and kind."""
+    switcher = space_switcher(request)
     name = request.GET.get("q", "").strip()[:MAX_ENTITY_NAME_CHARS]
     kind = request.GET.get("kind", "")
     kind = kind if kind in EntityKind.values else ""
     context = {
-        "entities": graph_explore.entity_list(owner=request.user, name=name, kind=kind),
+        "switcher": switcher,
+        "entities": graph_explore.entity_list(owner=switcher.reach, name=name, kind=kind),
         "q": name,
         "kind": kind,
         "kinds": EntityKind.values,

@@ -1,6 +1,6 @@
 """The dashboard and a memory's pages: search and filters, the usage panel, editing, pinning,
-superseding, near-duplicate review, deleting, and retrying failed indexing. Views are thin:
-services and selectors do the work."""
+superseding, sharing into another space, near-duplicate review, deleting, and retrying failed
+indexing. Views are thin: services and selectors do the work."""
 
 import uuid
 from collections.abc import Callable
@@ -16,7 +16,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from gnosem.errors import NotFound, QuotaExceeded, ValidationError
+from accounts.reach import reach_of
+from gnosem.errors import NotFound, PermissionDenied, QuotaExceeded, ValidationError
 from gnosem.types import SignedInRequest
 from memories import selectors, services
 from memories.compression import llm
@@ -25,8 +26,10 @@ from memories.indexing import lifecycle as indexing_lifecycle
 from memories.limits.quotas import STORED_KINDS, quota_usage
 from memories.models import Memory
 from memories.search.pipeline import search_hybrid
+from memories.sharing import memory_share
 from memories.validation import clean_datetime, clean_filters
 from memories.views.shared import SEARCH_RESULTS, typed_tags
+from memories.views.space_switcher import space_switcher
 from memories.views.usage_chart import writes_chart
 
 PAGE_SIZE = 25
@@ -91,13 +94,17 @@ def _day_after(text: str) -> str:
 
 
 def dashboard(request: SignedInRequest) -> HttpResponse:
+    """The memories of every space the user reaches, or of the one the switcher chose, with their
+    usage; storage and quota are the account's."""
     query = DashboardQuery.from_request(request)
-    owner = request.user
-    quota = quota_usage(owner)
+    switcher = space_switcher(request)
+    reach = switcher.reach
+    quota = quota_usage(request.user)
     context = {
         "query": query,
-        "usage": selectors.memory_usage(owner),
-        "notes_failed": indexing_lifecycle.failed_count(indexing_lifecycle.NOTES, owner=owner),
+        "switcher": switcher,
+        "usage": selectors.memory_usage(reach),
+        "notes_failed": indexing_lifecycle.failed_count(indexing_lifecycle.NOTES, owner=reach),
         "quota": quota,
         "quota_rows": [
             ("memories and notes", quota.memories),
@@ -106,10 +113,10 @@ def dashboard(request: SignedInRequest) -> HttpResponse:
         ],
         "stored_rows": [(STORED_KINDS[kind], stored) for kind, stored in quota.stored.items()],
         "chart": writes_chart(
-            selectors.memory_writes_per_day(owner, days=CHART_DAYS), days=CHART_DAYS, today=timezone.now().date()
+            selectors.memory_writes_per_day(reach, days=CHART_DAYS), days=CHART_DAYS, today=timezone.now().date()
         ),
-        "clients": selectors.memory_clients(owner),
-        "near_duplicates": selectors.near_duplicates_count(owner),
+        "clients": selectors.memory_clients(reach),
+        "near_duplicates": selectors.near_duplicates_count(reach),
         "compression_enabled": llm.llm_configured(),
         "memories": [],
         "hits": None,
@@ -118,11 +125,11 @@ def dashboard(request: SignedInRequest) -> HttpResponse:
     }
     try:
         if query.q:
-            context["hits"] = search_hybrid(owner=owner, query=query.q, top_k=SEARCH_RESULTS, filters=query.filters())
+            context["hits"] = search_hybrid(owner=reach, query=query.q, top_k=SEARCH_RESULTS, filters=query.filters())
         else:
             # The list shows every memory, superseded ones marked, so that the owner can review them.
             page = selectors.memory_list(
-                owner=owner,
+                owner=reach,
                 filters=query.filters(include_superseded=True),
                 limit=PAGE_SIZE,
                 cursor=request.GET.get("cursor") or None,
@@ -147,12 +154,41 @@ def _owned_memory(request: SignedInRequest, public_id: uuid.UUID) -> Memory:
 def memory_detail(request: SignedInRequest, public_id: uuid.UUID) -> HttpResponse:
     """The memory with its earlier versions and what it supersedes."""
     memory = _owned_memory(request, public_id)
+    reach = reach_of(request.user)
     context = {
         "memory": memory,
         "revisions": selectors.memory_revisions(memory),
         "supersedes": selectors.memories_superseded_by(memory),
+        # Where it may be shared: the other spaces the user writes to; moving needs writing here too.
+        "share_targets": [space for space in reach.spaces if space.can_write and space.id != memory.space_id],
+        "may_move": reach.space(memory.space_id).can_write,
     }
     return render(request, "memories/memory_detail.html", context)
+
+
+@login_required
+@require_POST
+def memory_share_view(request: SignedInRequest, public_id: uuid.UUID) -> HttpResponse:
+    """Share the memory into another of the user's spaces: a copy, or with move=true the memory itself."""
+    memory = _owned_memory(request, public_id)
+    move = request.POST.get("move") == "true"
+    try:
+        shared = memory_share(
+            owner=request.user,
+            public_id=memory.public_id,
+            space=request.POST.get("space") or None,
+            move=move,
+            request=request,
+        )
+    except (ValidationError, PermissionDenied, NotFound, QuotaExceeded) as error:
+        messages.error(request, str(error))
+        return redirect("memory_detail", public_id=memory.public_id)
+    if shared.written_again:
+        done = f"“{shared.space.name}” holds this text already: that memory is shown"
+        messages.info(request, done + (", and the one moved is gone." if move else "."))
+    else:
+        messages.success(request, f"{'Moved' if move else 'Shared a copy'} to “{shared.space.name}”.")
+    return redirect("memory_detail", public_id=shared.public_id)
 
 
 def _text_form(

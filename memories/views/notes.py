@@ -10,7 +10,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from gnosem.errors import NotFound, QuotaExceeded, ValidationError
+from gnosem.errors import NotFound, PermissionDenied, QuotaExceeded, ValidationError
 from gnosem.types import SignedInRequest
 from memories.limits.rates import note_upload_rate_limit_hit
 from memories.models import Note, NoteFormat
@@ -20,6 +20,7 @@ from memories.notes.markdown import render_markdown
 from memories.search.notes import note_search
 from memories.validation import clean_tags
 from memories.views.shared import SEARCH_RESULTS, rate_limited, typed_tags
+from memories.views.space_switcher import space_switcher
 
 NOTES_PAGE_SIZE = 50
 
@@ -44,7 +45,9 @@ def _notes_page(
     """The notes page: the list (or the search box's results) with the forms to write and upload a
     note, the forms holding what was typed and what was wrong with it when a POST failed."""
     q, tag = request.GET.get("q", "").strip(), request.GET.get("tag", "").strip()
+    switcher = space_switcher(request)
     context: dict[str, Any] = {
+        "switcher": switcher,
         "q": q,
         "tag": tag,
         "notes": [],
@@ -60,10 +63,10 @@ def _notes_page(
     }
     try:
         if q:
-            context["hits"] = note_search(owner=request.user, query=q, top_k=SEARCH_RESULTS, tags=typed_tags(tag))
+            context["hits"] = note_search(owner=switcher.reach, query=q, top_k=SEARCH_RESULTS, tags=typed_tags(tag))
         else:
             page = notes.note_list(
-                owner=request.user,
+                owner=switcher.reach,
                 tags=typed_tags(tag),
                 limit=NOTES_PAGE_SIZE,
                 cursor=request.GET.get("cursor") or None,
@@ -85,7 +88,7 @@ def _note_saved(request: SignedInRequest, note: Note) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def notes_page(request: SignedInRequest) -> HttpResponse:
     """The user's notes, most recently changed first (or the search box's results); POST writes
-    the note typed into the form."""
+    the note typed into the form, into the space it names (default: the personal space)."""
     if request.method == "GET":
         return _notes_page(request)
     form = {field: request.POST.get(field, "") for field in ("title", "tags", "content", "format")}
@@ -96,8 +99,9 @@ def notes_page(request: SignedInRequest) -> HttpResponse:
             content=form["content"],
             tags=typed_tags(form["tags"]),
             format=form["format"] or None,
+            space=request.POST.get("space") or None,
         )
-    except ValidationError as error:
+    except (ValidationError, NotFound, PermissionDenied) as error:
         return _notes_page(request, form=form, write_error=error, status=400)
     except QuotaExceeded as error:
         return _notes_page(request, form=form, write_error=error, status=403)
@@ -121,12 +125,19 @@ def note_upload(request: SignedInRequest) -> HttpResponse:
         cleaned_tags = clean_tags(typed_tags(tags))  # before a PDF takes its time to read
         text = note_from_upload(upload.name or "", upload.read(), max_bytes=settings.GNOSEM_NOTE_MAX_BYTES)
         note = notes.note_write(
-            owner=request.user, title=text.title, content=text.content, tags=cleaned_tags, format=text.format
+            owner=request.user,
+            title=text.title,
+            content=text.content,
+            tags=cleaned_tags,
+            format=text.format,
+            space=request.POST.get("space") or None,
         )
     except ValidationError as error:
         # A file's errors name the file already; others (its tags, its title) say which file.
         message = error.message if error.field == "file" else f"{upload.name}: {error}"
         return _notes_page(request, upload_tags=tags, upload_error=message, status=400)
+    except (NotFound, PermissionDenied) as error:
+        return _notes_page(request, upload_tags=tags, upload_error=f"{upload.name}: {error}", status=400)
     except QuotaExceeded as error:
         return _notes_page(request, upload_tags=tags, upload_error=f"{upload.name}: {error}", status=403)
     return _note_saved(request, note)

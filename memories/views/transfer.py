@@ -2,17 +2,18 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.activity import activity_record
 from accounts.models import ActivityAction
-from gnosem.errors import QuotaExceeded, ValidationError
+from accounts.reach import Reach, ReachedSpace, reach_of
+from gnosem.errors import NotFound, PermissionDenied, QuotaExceeded, ValidationError
 from gnosem.types import SignedInRequest
 from memories.limits.rates import import_rate_limit_hit
 from memories.transfer.document import import_limit_description, parse_document
-from memories.transfer.export import export_count, export_response, exported_space
+from memories.transfer.export import export_author, export_count, export_response
 from memories.transfer.importing import import_memories
 from memories.views.shared import rate_limited
 
@@ -20,18 +21,33 @@ from memories.views.shared import rate_limited
 @login_required
 @require_GET
 def export_download(request: SignedInRequest) -> StreamingHttpResponse:
-    """All the user's memories as one JSON file, streamed."""
-    response = export_response(request.user)
-    activity_record(owner=request.user, action=ActivityAction.EXPORTED, request=request)
-    return response
+    """One space as one JSON file, streamed: the space `?space=` names (its id or name), else the
+    personal space (of a team space, what the user wrote there unless they own or administer it).
+    A space the user is not in is a 404."""
+    try:
+        return export_response(request.user, request.GET.get("space"), request=request)
+    except (NotFound, ValidationError):
+        raise Http404("No such space.") from None
+
+
+def _export_choice(exported: Reach) -> tuple[ReachedSpace, int, bool]:
+    """One space's download on the page: the space, how many memories its export holds, and
+    whether it is the whole space (else what the user wrote there)."""
+    return exported.spaces[0], export_count(exported), export_author(exported) is None
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def transfer_page(request: SignedInRequest) -> HttpResponse:
-    """Export (a link) and import (an upload form); POST imports the uploaded file (uploads over
-    the size limit never get here: memories.middleware refuses them unread)."""
-    context = {"count": export_count(exported_space(request.user)), "limit": import_limit_description()}
+    """Export (a download per space) and import (an upload form, into a space the
+    user may write); POST imports the uploaded file (uploads over the size limit never get here:
+    memories.middleware refuses them unread)."""
+    reach = reach_of(request.user)
+    context = {
+        "exports": [_export_choice(reach.within(space.id)) for space in reach.spaces],
+        "writable": [space for space in reach.spaces if space.can_write],
+        "limit": import_limit_description(),
+    }
     if request.method == "GET":
         return render(request, "memories/transfer.html", context)
     upload = request.FILES.get("file")
@@ -43,9 +59,11 @@ def transfer_page(request: SignedInRequest) -> HttpResponse:
         context["error"] = decision.message("your account", "imports")
         return rate_limited(render(request, "memories/transfer.html", context), decision)
     try:
-        report = import_memories(owner=request.user, document=parse_document(upload.read()))
-    except ValidationError as error:
-        context["error"] = f"{upload.name}: {error.message}"
+        report = import_memories(
+            owner=reach, document=parse_document(upload.read()), space=request.POST.get("space") or None
+        )
+    except (ValidationError, NotFound, PermissionDenied) as error:
+        context["error"] = f"{upload.name}: {error.message if isinstance(error, ValidationError) else error}"
         return render(request, "memories/transfer.html", context, status=400)
     except QuotaExceeded as error:
         context["error"] = f"{upload.name}: {error}"

@@ -22,3 +22,19 @@ def test_existing_tokens_get_distinct_random_public_ids():
         public_ids = list(apps.get_model("accounts", "ApiToken").objects.values_list("public_id", flat=True))
         assert len(public_ids) == len(set(public_ids)) == 40
         assert {public_id.version for public_id in public_ids} == {4}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tokens_bound_to_spaces_keep_their_binding_and_the_others_reach_all():
+    with migrated_to([("accounts", "0008_token_spaces")]) as apps:
+        users, tokens = apps.get_model(settings.AUTH_USER_MODEL), apps.get_model("accounts", "ApiToken")
+        space = apps.get_model("accounts", "Space").objects.create(name="Platform", kind="team")
+        user = users.objects.create(username="owner", email="owner@example.com")
+        for name in ("bound", "unbound"):
+            tokens.objects.create(owner=user, name=name, scope="write", prefix=f"gno_{name:>12}", digest="x" * 64)
+        tokens.objects.get(name="bound").spaces.set([space])
+
+        apps = migrate([("accounts", "0009_apitoken_all_spaces")])
+
+        reaching = dict(apps.get_model("accounts", "ApiToken").objects.values_list("name", "all_spaces"))
+        assert reaching == {"bound": False, "unbound": True}

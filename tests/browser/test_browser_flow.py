@@ -164,7 +164,7 @@ def test_sign_up_connect_an_assistant_find_its_memory_and_export(live_server, br
     page.get_by_role("link", name="Export / import").click()
     shot("10-export-import")
     with page.expect_download() as download_info:
-        page.get_by_role("link", name="Download export").click()
+        page.get_by_role("link", name="Download Personal").click()
     path = tmp_path / "export.json"
     download_info.value.save_as(path)
     exported = json.loads(path.read_text())

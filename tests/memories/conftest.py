@@ -5,9 +5,9 @@ more than one test module writes are here too."""
 import socket
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from accounts.models import Membership, Role, Space, SpaceKind
@@ -20,6 +20,7 @@ from memories.notes import services as notes
 from memories.transfer.importing import import_memories
 from tests.memories.chat_server import ChatServer
 from tests.memories.mcp.conftest import mcp, mcp_as  # noqa: F401  (MCP callers, for tests of a service through every door)
+from tests.memories.spaces import member
 
 MODEL = "test-compressor"
 API_KEY = "sk-test-key"
@@ -243,12 +244,7 @@ def team(owner) -> Space:
 
 
 @pytest.fixture
-def team_member(team) -> Callable[[str, str], Owner]:
+def team_member(team: Space) -> Callable[[str, str], Owner]:
     """Makes a user of that name and adds them to the team space with that role."""
 
-    def join(name: str, role: str) -> Owner:
-        user = get_user_model().objects.create_user(name, f"{name}@example.com")
-        Membership.objects.create(space=team, user=user, role=role)
-        return user
-
-    return join
+    return partial(member, team)

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from accounts.models import Membership, Role, Space, SpaceKind
+from accounts.models import Membership, Role
 from accounts.reach import reach_of, token_reach
 from accounts.spaces import personal_space_of
 from accounts.tokens import token_authenticate, token_create
@@ -27,14 +27,6 @@ from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import import_memories
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def team(owner):
-    """A team space: the owner owns it, `editor` edits, `viewer` reads; the stranger is no member."""
-    space = Space.objects.create(name="Platform", kind=SpaceKind.TEAM)
-    Membership.objects.create(space=space, user=owner, role=Role.OWNER)
-    return space
 
 
 @pytest.fixture
@@ -256,14 +248,23 @@ def test_each_space_keeps_its_own_entities(owner, team):
     assert [entity.space_id for entity in entity_list(owner=owner, name="priya")].count(team.pk) == 1
 
 
-def test_a_team_space_is_exported_whole_by_its_owners_and_admins_only(owner, editor, team):
+def test_a_team_space_is_exported_whole_by_its_owners_and_admins_and_its_editors_take_what_they_wrote(
+    owner, editor, team
+):
     services.memory_write(owner=editor, content="Our SLO is 99.9 % monthly.", space="Platform")
+    services.memory_write(owner=owner, content="Deploys need two approvals.", space="Platform")
     services.memory_write(owner=owner, content="My own reminder.")
+    notes.note_write(owner=owner, title="Runbook", content="Restart the worker.", space="Platform")
 
-    with pytest.raises(PermissionDenied):
-        exported_space(editor, "Platform")
+    editors = json.loads("".join(export_chunks(exported_space(editor, "Platform"))))
+    assert [entry["content"] for entry in editors["memories"]] == ["Our SLO is 99.9 % monthly."]
+    assert editors["notes"] == []
     document = json.loads("".join(export_chunks(exported_space(owner, "Platform"))))
-    assert [entry["content"] for entry in document["memories"]] == ["Our SLO is 99.9 % monthly."]
+    assert [entry["content"] for entry in document["memories"]] == [
+        "Our SLO is 99.9 % monthly.",
+        "Deploys need two approvals.",
+    ]
+    assert [entry["title"] for entry in document["notes"]] == ["Runbook"]
     personal = json.loads("".join(export_chunks(exported_space(owner))))
     assert [entry["content"] for entry in personal["memories"]] == ["My own reminder."]
 

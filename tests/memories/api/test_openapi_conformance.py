@@ -4,18 +4,24 @@ the served document gives for their status and media type, as the MCP tests vali
 against `outputSchema`; and every status the document declares is one the API really gives."""
 
 import json
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 import jsonschema
 import pytest
+from django.contrib.auth import get_user_model
 from django.http import HttpResponse
 from django.test import Client
+from django.utils import timezone
 from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
-from accounts.models import Membership, Role, Space, SpaceKind
+from accounts.models import Membership, Role, Space, SpaceInvitation, SpaceKind
+from accounts.spaces import space_invitation_create, team_space_create
 from gnosem.env import Rate
 from memories import services
 from memories.graph.linking import entities_link
@@ -41,6 +47,15 @@ GRAPH = "/api/v1/graph"
 NOTES = "/api/v1/notes"
 NOTE = "/api/v1/notes/{public_id}"
 SEMANTIC = "/api/v1/search"
+SPACE = "/api/v1/spaces/{space_id}"
+SPACE_MEMBERS = "/api/v1/spaces/{space_id}/members"
+SPACE_MEMBER = "/api/v1/spaces/{space_id}/members/{username}"
+SPACE_LEAVE = "/api/v1/spaces/{space_id}/leave"
+SPACE_HAND_OVER = "/api/v1/spaces/{space_id}/hand-over"
+INVITATIONS = "/api/v1/spaces/{space_id}/invitations"
+INVITATION = "/api/v1/spaces/{space_id}/invitations/{invitation_id}"
+ACCEPT = "/api/v1/invitations/accept"
+SHARE = "/api/v1/memories/{public_id}/share"
 
 
 def served_document() -> dict[str, Any]:
@@ -111,17 +126,23 @@ class World:
         content_type: str = "application/json",
         **params: Any,
     ) -> HttpResponse:
-        """A request with the owner's write token (`token`: another one, or None for none)."""
+        """A request with the owner's write token (`token`: another one, or None for none); `params`
+        go into the query string of a GET or of a DELETE without a body."""
         token = self.token if token == "" else token
         headers = {**({"Authorization": f"Bearer {token}"} if token else {}), **(headers or {})}
         client = Client()
-        if method in {"get", "delete"}:
-            return getattr(client, method)(path, params, headers=headers)
+        if method == "get":
+            return client.get(path, params, headers=headers)
+        if method == "delete" and body is None:
+            return client.delete(f"{path}?{urlencode(params)}" if params else path, headers=headers)
         data = body if isinstance(body, str) else json.dumps(body)
         return getattr(client, method)(path, data, content_type=content_type, headers=headers)
 
     def send_accepting_html(self, method: str, path: str) -> HttpResponse:
-        return self.send(method, path.format(public_id=self.memory.public_id), {}, headers={"Accept": "text/html"})
+        path = path.format(
+            public_id=self.memory.public_id, space_id=uuid.uuid4(), username="viewer", invitation_id=uuid.uuid4()
+        )
+        return self.send(method, path, {}, headers={"Accept": "text/html"})
 
     def send_text(self, method: str, path: str) -> HttpResponse:
         """A form-like text body, as a client that forgot the JSON content type sends."""
@@ -247,13 +268,6 @@ class Case:
     send: Callable[[World], HttpResponse]
 
 
-def team(world: World) -> str:
-    """A team space the owner edits (and may therefore not export whole); its name."""
-    space = Space.objects.create(name="Platform", kind=SpaceKind.TEAM)
-    Membership.objects.create(space=space, user=world.memory.author, role=Role.EDITOR)
-    return space.name
-
-
 CASES = [
     # GET /memories
     Case("get", MEMORIES, 200, "a page with a next cursor", lambda w: w.send("get", MEMORIES, limit=1)),
@@ -355,7 +369,6 @@ CASES = [
     Case("get", EXPORT, 401, "no token", lambda w: w.send("get", EXPORT, token=None)),
     Case("get", EXPORT, 429, "over the rate limit", rate_limited(lambda w: w.send("get", EXPORT))),
     Case("get", EXPORT, 400, "an empty space name", lambda w: w.send("get", EXPORT, space="")),
-    Case("get", EXPORT, 403, "a team space the member only edits", lambda w: w.send("get", EXPORT, space=team(w))),
     Case("get", EXPORT, 404, "a space the token does not reach", lambda w: w.send("get", EXPORT, space="Nowhere")),
     # A space the token does not reach, wherever `space` is taken.
     *(
@@ -483,6 +496,243 @@ CASES = [
     Case("get", USAGE, 200, "the usage under a quota", quota_full(lambda w: w.send("get", USAGE))),
     Case("get", USAGE, 401, "no token", lambda w: w.send("get", USAGE, token=None)),
     Case("get", USAGE, 429, "over the rate limit", rate_limited(lambda w: w.send("get", USAGE))),
+]
+
+
+def team_of(world: World, role: str = Role.OWNER) -> Space:
+    """A team space, "Research", where the owner has `role` (beside another owner, when not one
+    themselves), with a viewer and an invitation not used yet."""
+    users = get_user_model().objects
+    space = Space.objects.create(name="Research", kind=SpaceKind.TEAM)
+    Membership.objects.create(space=space, user=world.memory.author, role=role)
+    if role != Role.OWNER:
+        Membership.objects.create(space=space, user=users.create_user("founder"), role=Role.OWNER)
+    Membership.objects.create(space=space, user=users.create_user("viewer"), role=Role.VIEWER)
+    SpaceInvitation.objects.create(
+        space=space, role=Role.EDITOR, digest=uuid.uuid4().hex, expires_at=timezone.now() + timedelta(days=1)
+    )
+    return space
+
+
+def on(path: str, space: Space | None = None, **values: Any) -> str:
+    """The path for this space (default: one nobody reaches), naming the viewer and an unknown invitation."""
+    return path.format(
+        space_id=space.public_id if space else uuid.uuid4(),
+        **{"username": "viewer", "invitation_id": uuid.uuid4()} | values,
+    )
+
+
+def space_cases(
+    method: str,
+    path: str,
+    status: int,
+    body: Any = None,
+    *,
+    role: str = Role.OWNER,
+    refused: tuple[str, Callable[[World], HttpResponse]] | None = None,
+    forbidden: tuple[str, Callable[[World], HttpResponse]] | None = None,
+    **params: Any,
+) -> list[Case]:
+    """The cases of an operation on one team space: done by a member with `role` (`body`, and
+    `params` in the query), the 400 and 403 of `refused` and `forbidden` (default: a read token)
+    when declared, and the errors of any: no token, a space the token does not reach, over the
+    rate limit, and with a body, one that is not JSON and one over the limit."""
+
+    def send(w: World, token: str | None = "", reached: bool = True, data: Any = body) -> HttpResponse:
+        return w.send(method, on(path, team_of(w, role) if reached else None), data, token=token, **params)
+
+    cases = [
+        Case(method, path, status, "done", send),
+        Case(method, path, 401, "no token", lambda w: send(w, token=None)),
+        Case(method, path, 404, "a space the token does not reach", lambda w: send(w, reached=False)),
+        Case(method, path, 429, "over the rate limit", rate_limited(send)),
+    ]
+    if forbidden:
+        cases.append(Case(method, path, 403, *forbidden))
+    elif method != "get":
+        cases.append(Case(method, path, 403, "a read token", lambda w: send(w, token=w.read_token)))
+    if refused:
+        cases.append(Case(method, path, 400, *refused))
+    if body is not None:
+        cases += [
+            Case(method, path, 415, "a body that is not JSON", lambda w: w.send_text(method, on(path, team_of(w)))),
+            Case(method, path, 413, "a body over the limit", body_limit(100, lambda w: send(w, data={"x": "x" * 200}))),
+        ]
+    return cases
+
+
+def invitation_elsewhere(world: World) -> str:
+    """The secret of an invitation to a team space the owner is not a member of."""
+    founder = get_user_model().objects.create_user("founder")
+    space = team_space_create(user=founder, name="Elsewhere")
+    return space_invitation_create(user=founder, space_id=space.public_id, role=Role.VIEWER).secret
+
+
+def invitation_home(world: World) -> str:
+    """The secret of an invitation to a team space the owner is a member of already."""
+    space = team_of(world)
+    return space_invitation_create(user=world.memory.author, space_id=space.public_id, role=Role.VIEWER).secret
+
+
+def used_invitation(world: World) -> str:
+    space = team_of(world)
+    invitation = SpaceInvitation.objects.get(space=space)
+    SpaceInvitation.objects.filter(pk=invitation.pk).update(used_at=timezone.now())
+    return on(INVITATION, space, invitation_id=invitation.public_id)
+
+
+def unused_invitation(world: World) -> str:
+    space = team_of(world)
+    return on(INVITATION, space, invitation_id=SpaceInvitation.objects.get(space=space).public_id)
+
+
+def share(world: World, space: str = "Research", move: bool = False, memory: Memory | None = None) -> HttpResponse:
+    team_of(world)
+    path = SHARE.format(public_id=(memory or world.memory).public_id)
+    return world.send("post", path, {"space": space, "move": move})
+
+
+CASES += [
+    # POST /spaces
+    Case("post", SPACES, 201, "a team space made", lambda w: w.send("post", SPACES, {"name": "Research"})),
+    Case("post", SPACES, 400, "a name of nothing", lambda w: w.send("post", SPACES, {"name": " "})),
+    Case("post", SPACES, 401, "no token", lambda w: w.send("post", SPACES, {"name": "Research"}, token=None)),
+    Case("post", SPACES, 403, "a read token", lambda w: w.send("post", SPACES, {"name": "x"}, token=w.read_token)),
+    Case(
+        "post",
+        SPACES,
+        413,
+        "a body over the limit",
+        body_limit(100, lambda w: w.send("post", SPACES, {"name": "x" * 200})),
+    ),
+    Case("post", SPACES, 415, "a body that is not JSON", lambda w: w.send_text("post", SPACES)),
+    Case("post", SPACES, 429, "over the rate limit", rate_limited(lambda w: w.send("post", SPACES, {"name": "x"}))),
+    # PATCH, DELETE /spaces/{space_id}
+    *space_cases(
+        "patch",
+        SPACE,
+        200,
+        {"name": "Renamed"},
+        refused=("a name of nothing", lambda w: w.send("patch", on(SPACE, team_of(w)), {"name": ""})),
+    ),
+    *space_cases(
+        "delete",
+        SPACE,
+        204,
+        confirm_name="Research",
+        refused=(
+            "a name not typed exactly",
+            lambda w: w.send("delete", on(SPACE, team_of(w)), confirm_name="research"),
+        ),
+    ),
+    Case(
+        "delete",
+        SPACE,
+        415,
+        "a body that is not JSON",
+        lambda w: w.send_text("delete", on(SPACE, team_of(w))),
+    ),
+    Case(
+        "delete",
+        SPACE,
+        413,
+        "a body over the limit",
+        body_limit(100, lambda w: w.send("delete", on(SPACE, team_of(w)), {"confirm_name": "x" * 200})),
+    ),
+    # GET /spaces/{space_id}/members
+    *space_cases("get", SPACE_MEMBERS, 200),
+    # PATCH, DELETE /spaces/{space_id}/members/{username}
+    *space_cases(
+        "patch",
+        SPACE_MEMBER,
+        200,
+        {"role": "editor"},
+        refused=("a role that is none", lambda w: w.send("patch", on(SPACE_MEMBER, team_of(w)), {"role": "king"})),
+    ),
+    *space_cases(
+        "delete",
+        SPACE_MEMBER,
+        204,
+        refused=("oneself", lambda w: w.send("delete", on(SPACE_MEMBER, team_of(w), username="owner"))),
+    ),
+    # POST /spaces/{space_id}/leave
+    *space_cases(
+        "post",
+        SPACE_LEAVE,
+        204,
+        role=Role.ADMIN,
+        refused=("the last owner", lambda w: w.send("post", on(SPACE_LEAVE, team_of(w)))),
+    ),
+    # POST /spaces/{space_id}/hand-over
+    *space_cases(
+        "post",
+        SPACE_HAND_OVER,
+        200,
+        {"to": "viewer"},
+        refused=("to oneself", lambda w: w.send("post", on(SPACE_HAND_OVER, team_of(w)), {"to": "owner"})),
+    ),
+    # GET, POST /spaces/{space_id}/invitations
+    *space_cases(
+        "get",
+        INVITATIONS,
+        200,
+        forbidden=("an editor", lambda w: w.send("get", on(INVITATIONS, team_of(w, Role.EDITOR)))),
+    ),
+    *space_cases(
+        "post",
+        INVITATIONS,
+        201,
+        {"role": "viewer", "days": 2},
+        refused=("an owner's role", lambda w: w.send("post", on(INVITATIONS, team_of(w)), {"role": "owner"})),
+    ),
+    # DELETE /spaces/{space_id}/invitations/{invitation_id}
+    Case("delete", INVITATION, 204, "withdrawn", lambda w: w.send("delete", unused_invitation(w))),
+    Case("delete", INVITATION, 400, "used already", lambda w: w.send("delete", used_invitation(w))),
+    Case("delete", INVITATION, 401, "no token", lambda w: w.send("delete", unused_invitation(w), token=None)),
+    Case(
+        "delete", INVITATION, 403, "a read token", lambda w: w.send("delete", unused_invitation(w), token=w.read_token)
+    ),
+    Case("delete", INVITATION, 404, "no such invitation", lambda w: w.send("delete", on(INVITATION, team_of(w)))),
+    Case(
+        "delete", INVITATION, 429, "over the rate limit", rate_limited(lambda w: w.send("delete", unused_invitation(w)))
+    ),
+    # POST /invitations/accept
+    Case("post", ACCEPT, 200, "joined", lambda w: w.send("post", ACCEPT, {"secret": invitation_elsewhere(w)})),
+    Case(
+        "post",
+        ACCEPT,
+        400,
+        "to a space joined already",
+        lambda w: w.send("post", ACCEPT, {"secret": invitation_home(w)}),
+    ),
+    Case("post", ACCEPT, 401, "no token", lambda w: w.send("post", ACCEPT, {"secret": "spi_x"}, token=None)),
+    Case(
+        "post", ACCEPT, 403, "a read token", lambda w: w.send("post", ACCEPT, {"secret": "spi_x"}, token=w.read_token)
+    ),
+    Case("post", ACCEPT, 404, "no such invitation", lambda w: w.send("post", ACCEPT, {"secret": "spi_nothing"})),
+    Case(
+        "post",
+        ACCEPT,
+        413,
+        "a body over the limit",
+        body_limit(100, lambda w: w.send("post", ACCEPT, {"secret": "x" * 200})),
+    ),
+    Case("post", ACCEPT, 415, "a body that is not JSON", lambda w: w.send_text("post", ACCEPT)),
+    Case(
+        "post", ACCEPT, 429, "over the rate limit", rate_limited(lambda w: w.send("post", ACCEPT, {"secret": "spi_x"}))
+    ),
+    # POST /memories/{id}/share
+    Case("post", SHARE, 201, "a copy", share),
+    Case("post", SHARE, 200, "a move", lambda w: share(w, move=True)),
+    Case("post", SHARE, 200, "a compressed memory, moved", lambda w: share(w, move=True, memory=w.compressed)),
+    Case("post", SHARE, 400, "into the space it is in", lambda w: share(w, space="Personal")),
+    Case("post", SHARE, 401, "no token", lambda w: w.send("post", mine(w, SHARE), {"space": "Personal"}, token=None)),
+    Case("post", SHARE, 403, "over quota", quota_full(share)),
+    Case("post", SHARE, 404, "a space the token does not reach", lambda w: share(w, space="Nowhere")),
+    Case("post", SHARE, 404, "a stranger's memory", lambda w: w.send("post", theirs(w, SHARE), {"space": "Personal"})),
+    Case("post", SHARE, 413, "a body over the limit", body_limit(100, lambda w: share(w, space="x" * 200))),
+    Case("post", SHARE, 415, "a body that is not JSON", lambda w: w.send_text("post", mine(w, SHARE))),
+    Case("post", SHARE, 429, "over the rate limit", rate_limited(share)),
 ]
 # Any operation, asked for an answer that is not JSON.
 CASES += [

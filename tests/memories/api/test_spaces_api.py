@@ -4,13 +4,13 @@ answers strangers get."""
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
-from accounts.models import Membership, Role, Space, SpaceKind
+from accounts.models import Role
 from accounts.tokens import token_create
 from memories import services
 from memories.models import Memory, Note
+from tests.memories.spaces import member
 
 pytestmark = pytest.mark.django_db
 
@@ -25,19 +25,6 @@ class Api:
 
     def post(self, path, body, params=""):
         return self.client.post(f"/api/v1/{path}{params}", json.dumps(body), content_type="application/json")
-
-
-@pytest.fixture
-def team(owner):
-    space = Space.objects.create(name="Platform", kind=SpaceKind.TEAM)
-    Membership.objects.create(space=space, user=owner, role=Role.OWNER)
-    return space
-
-
-def member(team, name, role):
-    user = get_user_model().objects.create_user(name, f"{name}@example.com")
-    Membership.objects.create(space=team, user=user, role=role)
-    return user
 
 
 def test_spaces_lists_what_the_token_reaches(owner, team):
@@ -91,19 +78,25 @@ def test_a_viewer_is_refused_every_write_to_the_team(owner, team):
     assert Memory.objects.count() == 1 and not Note.objects.exists()
 
 
-def test_only_owners_and_admins_export_a_team_space_and_import_needs_a_writer(owner, team):
+def test_owners_export_a_team_space_whole_editors_what_they_wrote_and_import_needs_a_writer(owner, team):
     services.memory_write(owner=owner, content="Our SLO is 99.9 % monthly.", space="Platform")
-    editor = Api(member(team, "editor", Role.EDITOR))
+    editor_user = member(team, "editor", Role.EDITOR)
+    services.memory_write(owner=editor_user, content="Pages go to the on-call phone.", space="Platform")
+    editor = Api(editor_user)
 
-    assert editor.get("export", {"space": "Platform"}).status_code == 403
-    exported = Api(owner).get("export", {"space": "Platform"})
-    document = json.loads(b"".join(exported.streaming_content))
-    assert [entry["content"] for entry in document["memories"]] == ["Our SLO is 99.9 % monthly."]
+    def exported(api: Api) -> list[str]:
+        response = api.get("export", {"space": "Platform"})
+        return [entry["content"] for entry in json.loads(b"".join(response.streaming_content))["memories"]]
+
+    assert exported(editor) == ["Pages go to the on-call phone."]
+    assert exported(Api(owner)) == ["Our SLO is 99.9 % monthly.", "Pages go to the on-call phone."]
+    exported_by_owner = Api(owner).get("export", {"space": "Platform"})
+    document = json.loads(b"".join(exported_by_owner.streaming_content))
 
     viewer = Api(member(team, "viewer", Role.VIEWER))
     assert viewer.post("import", document, "?space=Platform").status_code == 403
     imported = editor.post("import", document)  # into the editor's personal space
-    assert imported.status_code == 200 and imported.json()["imported"] == 1
+    assert imported.status_code == 200 and imported.json()["imported"] == 2
 
 
 def test_a_space_of_the_wrong_shape_in_a_body_is_a_clear_400(owner, team):

@@ -1,29 +1,19 @@
-"""Spaces over MCP: spaces_list, `space` on the reading and writing tools, and every stranger's
-answer: a non-member, a viewer writing, a read token, a token bound elsewhere, a bad `space`."""
+"""Spaces over MCP: spaces_list, space_members, `space` on the reading and writing tools,
+memory_share, and every stranger's answer: a non-member, a removed member, a viewer writing, a read
+token, a token bound elsewhere, a bad `space`."""
 
 import pytest
-from django.contrib.auth import get_user_model
+from mcp import Client
 
-from accounts.models import Membership, Role, Space, SpaceKind
+from accounts.models import Membership, Role
 from accounts.spaces import personal_space_of
 from accounts.tokens import token_create
 from memories import services
 from memories.models import Memory, Note
+from tests.memories.mcp.conftest import run_client
+from tests.memories.spaces import member
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def team(owner):
-    space = Space.objects.create(name="Platform", kind=SpaceKind.TEAM)
-    Membership.objects.create(space=space, user=owner, role=Role.OWNER)
-    return space
-
-
-def member(team, name, role):
-    user = get_user_model().objects.create_user(name, f"{name}@example.com")
-    Membership.objects.create(space=team, user=user, role=role)
-    return user
 
 
 def token(user, scope="write", **binding):
@@ -156,3 +146,116 @@ def test_every_result_says_its_space_and_author_and_session_start_labels_the_tea
     assert "by owner" not in text
     note = caller.ok("note_write", {"title": "Runbook", "content": "Restart the worker.", "space": "Platform"})
     assert (note["space"], note["author"]) == ("Platform", "owner")
+
+
+# Sharing a memory into another space, and a space's members
+
+
+def test_memory_share_copies_by_default_and_moves_on_request(mcp, owner, team):
+    written = mcp.ok("memory_write", {"content": "The VPN certificate expires in May."})
+
+    copy = mcp.ok("memory_share", {"id": written["id"], "space": "Platform"})
+    assert copy["id"] != written["id"] and copy["duplicate"] is False
+    assert (copy["space"], copy["author"], copy["shared_from"], copy["shared_by"]) == (
+        "Platform",
+        "owner",
+        "Personal",
+        "owner",
+    )
+    assert mcp.ok("memory_get", {"id": written["id"]})["space"] == "Personal"
+
+    again = mcp.ok("memory_share", {"id": written["id"], "space": str(team.public_id)})
+    assert (again["id"], again["duplicate"]) == (copy["id"], True)
+
+    moved = mcp.ok("memory_share", {"id": copy["id"], "space": "Personal", "move": True})
+    assert (moved["id"], moved["duplicate"]) == (written["id"], True)  # the text was there: the copy is gone
+    assert not Memory.objects.filter(space=team).exists()
+
+
+def test_memory_share_refuses_what_the_caller_may_not_do(mcp_as, owner, team, stranger):
+    viewer = mcp_as(token(member(team, "viewer", Role.VIEWER)))
+    shared = services.memory_write(owner=owner, content="Releases go out on Tuesdays.", space="Platform")
+    own = viewer.ok("memory_write", {"content": "I prefer short answers."})
+
+    assert "not write to it (viewer)" in viewer.fails("memory_share", {"id": own["id"], "space": "Platform"})
+    moving_out = {"id": str(shared.public_id), "space": "Personal", "move": True}
+    assert "not write to it (viewer)" in viewer.fails("memory_share", moving_out)
+    assert "Personal" in viewer.ok("memory_share", {"id": str(shared.public_id), "space": "Personal"})["space"]
+
+    outsider = mcp_as(token(stranger))
+    theirs = outsider.ok("memory_write", {"content": "The stranger's own note."})
+    assert "No memory with id" in outsider.fails("memory_share", {"id": str(shared.public_id), "space": "Personal"})
+    unreached = outsider.fails("memory_share", {"id": theirs["id"], "space": "Platform"})
+    assert unreached == outsider.fails("memory_share", {"id": theirs["id"], "space": "Nowhere"}).replace(
+        "Nowhere", "Platform"
+    )
+    assert "spaces_list shows the spaces you reach" in unreached
+    assert Memory.objects.filter(space=team).count() == 1
+
+
+def test_a_read_token_cannot_share_and_a_bound_token_shares_only_within_its_spaces(mcp_as, owner, team):
+    private = services.memory_write(owner=owner, content="My doctor's appointment is on Monday.")
+    shared = services.memory_write(owner=owner, content="The on-call rota changes on Mondays.", space="Platform")
+    reader = mcp_as(token(owner, scope="read"))
+    assert "memory_share" not in reader.tools()
+    assert "read-only" in reader.fails("memory_share", {"id": str(private.public_id), "space": "Platform"})
+
+    bound = mcp_as(token(owner, spaces=["Platform"]))
+    assert "No memory with id" in bound.fails("memory_share", {"id": str(private.public_id), "space": "Platform"})
+    assert "No space" in bound.fails("memory_share", {"id": str(shared.public_id), "space": "Personal"})
+    assert Memory.objects.count() == 2
+
+
+def test_space_members_lists_who_reads_a_space_owners_first(mcp_as, owner, team):
+    viewer = member(team, "viewer", Role.VIEWER)
+    member(team, "editor", Role.EDITOR)
+
+    listed = mcp_as(token(viewer, scope="read")).ok("space_members", {"space": "Platform"})
+
+    assert listed["space"] == "Platform"
+    assert [(m["username"], m["role"]) for m in listed["members"]] == [
+        ("owner", "owner"),
+        ("editor", "editor"),
+        ("viewer", "viewer"),
+    ]
+    mine = mcp_as(token(viewer)).ok("space_members", {"space": "Personal"})
+    assert [(m["username"], m["role"]) for m in mine["members"]] == [("viewer", "owner")]
+
+
+def test_space_members_of_a_space_outside_the_reach_is_not_found_like_one_that_does_not_exist(
+    mcp_as, owner, team, stranger
+):
+    outsider = mcp_as(token(stranger))
+    assert outsider.fails("space_members", {"space": "Platform"}) == outsider.fails(
+        "space_members", {"space": "Nowhere"}
+    ).replace("Nowhere", "Platform")
+    assert "No space" in outsider.fails("space_members", {"space": str(team.public_id)})
+
+    bound = mcp_as(token(owner, spaces=["Platform"]))
+    assert "No space" in bound.fails("space_members", {"space": "Personal"})
+
+    editor = member(team, "editor", Role.EDITOR)
+    caller = mcp_as(token(editor))
+    assert len(caller.ok("space_members", {"space": "Platform"})["members"]) == 2
+    Membership.objects.filter(space=team, user=editor).delete()
+    assert "No space" in caller.fails("space_members", {"space": "Platform"})
+
+
+def test_no_tool_manages_members_or_invitations(mcp):
+    assert not {name for name in mcp.tools() if "invit" in name or ("member" in name and name != "space_members")}
+
+
+def test_the_sdk_client_lists_members_and_shares_into_the_team(live_server, owner, owner_token, team):
+    async def script(client: Client) -> tuple[dict, dict]:
+        members = await client.call_tool("space_members", {"space": "Platform"})
+        written = await client.call_tool("memory_write", {"content": "The staging database is pg-staging-2."})
+        shared = await client.call_tool(
+            "memory_share", {"id": written.structured_content["id"], "space": "Platform", "move": True}
+        )
+        return members.structured_content, shared.structured_content
+
+    members, shared = run_client(live_server, owner_token, "auto", script)
+
+    assert [(m["username"], m["role"]) for m in members["members"]] == [("owner", "owner")]
+    assert (shared["space"], shared["shared_from"], shared["shared_by"]) == ("Platform", "Personal", "owner")
+    assert Memory.objects.get().space_id == team.pk

@@ -16,6 +16,8 @@ MEMORY_KEYS = {
     "written_by",
     "space",
     "author",
+    "shared_from",
+    "shared_by",
     "created_at",
     "updated_at",
     "indexing_status",
@@ -27,6 +29,7 @@ MEMORY_KEYS = {
 }
 READ_TOOLS = {
     "spaces_list",
+    "space_members",
     "session_start",
     "memory_search",
     "memory_list",
@@ -38,7 +41,17 @@ READ_TOOLS = {
     "note_get",
     "note_list",
 }
-WRITE_TOOLS = {"memory_write", "memory_update", "memory_delete", "note_write", "note_update", "note_delete"}
+WRITE_TOOLS = {
+    "memory_write",
+    "memory_update",
+    "memory_delete",
+    "memory_share",
+    "note_write",
+    "note_update",
+    "note_delete",
+}
+# A move takes the memory out of its space: memory_share is marked destructive.
+DESTRUCTIVE_TOOLS = {"memory_update", "memory_delete", "memory_share", "note_update", "note_delete"}
 
 
 def write(owner, content: str, **kwargs) -> Memory:
@@ -56,7 +69,7 @@ def test_every_tool_is_fully_described(mcp):
         assert tool["outputSchema"]["type"] == "object"
         hints = tool["annotations"]
         assert hints["readOnlyHint"] is (name in READ_TOOLS)
-        assert hints["destructiveHint"] is (name in {"memory_update", "memory_delete", "note_update", "note_delete"})
+        assert hints["destructiveHint"] is (name in DESTRUCTIVE_TOOLS)
         assert hints["openWorldHint"] is False
         assert isinstance(hints["idempotentHint"], bool)
 
@@ -110,6 +123,8 @@ def test_memory_get_returns_the_memory_shape(mcp, owner):
         "written_by": "claude",
         "space": "Personal",
         "author": "owner",
+        "shared_from": None,
+        "shared_by": None,
         "created_at": memory.created_at.isoformat(),
         "updated_at": memory.updated_at.isoformat(),
         "indexing_status": "pending",
