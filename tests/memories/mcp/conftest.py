@@ -2,6 +2,8 @@
 official MCP SDK client against a live server."""
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,15 +117,22 @@ def mcp_as(client):
     return build
 
 
+@asynccontextmanager
+async def sdk_client(live_server, token: str, mode: str) -> AsyncIterator[SdkClient]:
+    """An SDK client connected to the live server in `mode`, sending `token`."""
+    # Generous timeout: the first write embeds on commit, loading the model in the server.
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(120)) as http:
+        transport = streamable_http_client(f"{live_server.url}/mcp", http_client=http)
+        async with SdkClient(transport, mode=mode) as client:
+            yield client
+
+
 def run_client(live_server, token: str, mode: str, script) -> Any:
     """Run `script(client)` with an SDK client connected to the live server in `mode`."""
 
     async def main() -> Any:
-        # Generous timeout: the first write embeds on commit, loading the model in the server.
-        headers = {"Authorization": f"Bearer {token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(120)) as http:
-            transport = streamable_http_client(f"{live_server.url}/mcp", http_client=http)
-            async with SdkClient(transport, mode=mode) as client:
-                return await script(client)
+        async with sdk_client(live_server, token, mode) as client:
+            return await script(client)
 
     return anyio.run(main)
