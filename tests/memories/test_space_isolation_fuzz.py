@@ -2,12 +2,13 @@
 join (through invitation links), leave, are removed from and change roles in, while tokens bound to
 some of their spaces or reaching all, with read or write scope, are made as they go. Random
 operations by the users and their tokens (spaces_list, get, list, search, count, export, explore,
-write, update, delete) name memories, entities and spaces of every space, reached or not, each checked
-against a plain model: which spaces each user and token reaches, with which role, and what each
-space holds. Nothing of a space out of reach may be returned, changed or confirmed to exist; what
-is allowed must work (a write lands where the model says, by its author); a viewer's or a read
-token's writes are refused with nothing written. After every step the database must hold exactly
-what the model does.
+write, update, delete, and share: a copy or a move into another space) name memories, entities and
+spaces of every space, reached or not, each checked against a plain model: which spaces each user
+and token reaches, with which role, and what each space holds. Nothing of a space out of reach may
+be returned, changed or confirmed to exist; what is allowed must work (a write lands where the
+model says, by its author; a copy is the sharer's new memory there, a moved memory keeps its id and
+author); a viewer's or a read token's writes are refused with nothing written. After every step
+the database must hold exactly what the model does.
 
 The spaces hold near-identical memories (the same sentence with each space's own secret word,
 written seconds apart, and sometimes the very same text in two spaces), so a mixed-up space shows
@@ -25,7 +26,8 @@ finds each:
 - `token_reach` ignoring the token's binding (a token bound to one space reaching them all);
 - `token_reach` ignoring the token's scope (a read token writing);
 - `Reach.check_write` ignoring the viewer role;
-- `memories_of` dropping the space filter (every read seeing every space).
+- `memories_of` dropping the space filter (every read seeing every space);
+- `memory_share` not checking that the caller may write the space it shares into.
 """
 
 import json
@@ -51,7 +53,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from accounts.models import ApiToken, Membership, Role, Space
-from accounts.reach import WRITING_ROLES, Reach, reach_of, token_reach
+from accounts.reach import WRITING_ROLES, Reach, ReachedSpace, reach_of, token_reach
 from accounts.spaces import (
     member_remove,
     member_role_change,
@@ -63,7 +65,7 @@ from accounts.spaces import (
 )
 from accounts.tokens import token_create
 from gnosem.errors import NotFound, PermissionDenied, ValidationError
-from memories import selectors, services
+from memories import selectors, services, sharing
 from memories.models import Chunk, Entity, IndexingStatus, Memory
 from memories.presenters import spaces_to_dict
 from memories.reading.counting import memory_count
@@ -115,6 +117,7 @@ OPERATIONS = {
     "write": 15,
     "update": 5,
     "delete": 5,
+    "share": 4,
     "join": 5,
     "leave": 3,
     "remove": 3,
@@ -285,6 +288,20 @@ def change_expected(reach: ModelReach, door: str, key: str | None) -> str:
     if key is None:
         return NOT_FOUND
     return OK if reach.writable(key) else REFUSED
+
+
+def share_expected(reach: ModelReach, door: str, source: str | None, target: str | None, move: bool) -> str:
+    """The outcome of sharing a memory of the reached space `source` into the reached space `target`
+    (None: out of reach or none), a copy or with `move` a move: the memory and the space must be
+    reached, the caller must write the space and, to move it out, the memory's own; the space must
+    be another one. REST and MCP refuse a read token before they look for anything."""
+    if door != "service" and not reach.may_write:
+        return REFUSED
+    if source is None or target is None:
+        return NOT_FOUND
+    if not reach.writable(target) or (move and not reach.writable(source)):
+        return REFUSED
+    return INVALID if source == target else OK
 
 
 def token_made(world: World, model: Model, user: str, scope: str, spaces: list[str], default: str | None) -> str:
@@ -701,6 +718,80 @@ class Run:
             del self.model.held[key][public_id]
             self.gone.append(public_id)
 
+    def share(self, caller: Caller, door: str) -> None:
+        """Share a memory into a space, a copy or a move: a copy is the caller's new memory there, a
+        move the memory itself (its id, its author), and text already current there is that memory
+        instead (a move then deletes the one moved)."""
+        reach = self.model.reach(caller)
+        public_id, space = self.share_drawn(reach)
+        move = self.rng.random() < 0.5
+        body = {"space": space, "move": move}
+        outcome, shared = self.call(
+            caller,
+            door,
+            lambda: sharing.memory_share(owner=self.owner(caller), public_id=public_id, space=space, move=move),
+            lambda auth: self.world.api.post(
+                f"/api/v1/memories/{public_id}/share", body, content_type="application/json", headers=auth
+            ),
+            ("memory_share", {"id": str(public_id), **body}),
+        )
+        source, target = self.model.space_of(public_id), self.world.named(space, caller.user)
+        what = f"{'moving' if move else 'copying'} {public_id} of {source} to {space} ({target})"
+        source, target = (key if key in reach.spaces else None for key in (source, target))
+        expected = share_expected(reach, door, source, target, move)
+        expect(outcome == expected, f"{what}: {outcome}, not {expected}")
+        if outcome != OK:
+            return
+        assert source is not None and target is not None
+        if door == "service":
+            there, again = shared.public_id, shared.written_again
+        else:
+            there, again = uuid.UUID(shared["id"]), shared["duplicate"]
+        content = self.model.held[source][public_id].content
+        if move:
+            del self.model.held[source][public_id]
+        same = [pid for pid, held in self.model.held[target].items() if held.content.casefold() == content.casefold()]
+        if same:
+            expect(again and there in same, f"{what} gave {there}, not the memory holding its text: one of {same}")
+            if move:
+                self.gone.append(public_id)
+            return
+        expect(not again and (there == public_id if move else there not in self.model.authors), f"{what} gave {there}")
+        memory = Memory.objects.filter(space=self.world.spaces[target], public_id=there).first()
+        expect(memory is not None and memory.content == content, f"{what}: {there} did not land there")
+        assert memory is not None
+        author = self.model.authors[public_id] if move else caller.user
+        users = self.world.users
+        expect(memory.author_id == users[author].pk, f"{what}: {there} is by another author, not {author}")
+        came_from = "Personal" if source in USERS else source
+        provenance = (memory.shared_from, memory.shared_by_id)
+        expect(provenance == (came_from, users[caller.user].pk), f"{what}: {there} came from {provenance}")
+        self.model.held[target][there] = held_of(memory)
+        self.model.authors[there] = author
+
+    def share_drawn(self, reach: ModelReach) -> tuple[uuid.UUID, str]:
+        """What to share where: a memory and a space, each half the time one the caller reaches, or
+        (where there is one, half the time) a reached memory and another reached space holding its text."""
+        held = self.model.held
+        names = {
+            key: [str(self.world.spaces[key].public_id), "Personal" if key in USERS else key] for key in reach.spaces
+        }
+        texts = {key: {memory.content.casefold() for memory in held[key].values()} for key in reach.spaces}
+        pairs = [
+            (public_id, other)
+            for key in reach.spaces
+            for public_id, memory in held[key].items()
+            for other in reach.spaces
+            if other != key and memory.content.casefold() in texts[other]
+        ]
+        if pairs and self.rng.random() < 0.5:
+            public_id, key = self.rng.choice(pairs)
+            return public_id, self.rng.choice(names[key])
+        reached = [public_id for key in reach.spaces for public_id in held[key]]
+        public_id = self.rng.choice(reached) if reached and self.rng.random() < 0.5 else self.memory_id()
+        spaces = [name for key_names in names.values() for name in key_names]
+        return public_id, self.rng.choice(spaces) if spaces and self.rng.random() < 0.5 else self.space_name()
+
     # --- members, tokens and the worker ---
 
     def join(self) -> None:
@@ -947,7 +1038,32 @@ def space_filter_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     plant(monkeypatch, selectors.memories_of, memories_of_every_space)
 
 
-PLANTED_BUGS = (reach_read_once, token_binding_ignored, token_scope_ignored, viewer_role_ignored, space_filter_dropped)
+class ReachWritingAnywhere(Reach):
+    """A reach whose writes go to any space it reaches, whatever the role or the credential."""
+
+    def write_space(self, name_or_id: object = None) -> ReachedSpace:
+        return self.default_space() if name_or_id is None else self.find(name_or_id)
+
+
+def share_target_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """memory_share copying or moving into a space the caller reaches without checking that it may
+    write there (a move still checks the memory's own space)."""
+
+    def reach_of_writing_anywhere(actor: Any) -> Reach:
+        reach = reach_of(actor)
+        return ReachWritingAnywhere(**vars(reach))
+
+    monkeypatch.setattr(sharing, "reach_of", reach_of_writing_anywhere)
+
+
+PLANTED_BUGS = (
+    reach_read_once,
+    token_binding_ignored,
+    token_scope_ignored,
+    viewer_role_ignored,
+    space_filter_dropped,
+    share_target_unchecked,
+)
 
 
 def test_the_fuzz_catches_planted_bugs(world, capsys):
