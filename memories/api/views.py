@@ -304,7 +304,8 @@ class SpaceListView(APIView):
             **ERRORS,
             **BODY_ERRORS,
             403: OpenApiResponse(
-                shapes.ErrorOut, description="A read token, a token bound to spaces, or the server allows it not."
+                shapes.ErrorOut,
+                description="A read token, a token bound to spaces, or a user the server keeps from making spaces.",
             ),
         },
     )
