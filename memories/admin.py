@@ -32,4 +32,4 @@ class SpaceQuotaAdmin(admin.ModelAdmin):
 
     @admin.display(description=USAGE_COLUMN)
     def usage(self, quota: SpaceQuota) -> str:
-        return _usage_text(space_quota_usage(quota.space_id))
+        return _usage_text(space_quota_usage(quota))

@@ -172,10 +172,9 @@ def quota_usage(owner: Owner) -> QuotaUsage:
     return _usage(Quota.objects.filter(user=owner).first() or Quota(user=owner), _stored(author=owner))
 
 
-def space_quota_usage(space_id: int) -> QuotaUsage:
-    """What a space holds next to its limits (None where unlimited), and what makes it up."""
-    limits = SpaceQuota.objects.filter(space_id=space_id).first() or SpaceQuota(space_id=space_id)
-    return _usage(limits, _stored(space_id=space_id))
+def space_quota_usage(quota: SpaceQuota) -> QuotaUsage:
+    """What the quota's space holds next to its limits (None where unlimited), and what makes it up."""
+    return _usage(quota, _stored(space_id=quota.space_id))
 
 
 def quota_check(*, owner: Owner, space_id: int, items: int = 0, characters: int = 0, tokens: int = 0) -> None:

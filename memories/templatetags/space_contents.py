@@ -7,6 +7,7 @@ from django.template import Context
 
 from accounts.models import Space
 from memories.limits.quotas import QuotaUsage, space_quota_usage
+from memories.models import SpaceQuota
 from memories.selectors import SpaceSummary, space_summaries
 
 register = template.Library()
@@ -26,7 +27,10 @@ def space_contents(context: Context, space: Space) -> SpaceSummary | None:
 
 @register.simple_tag
 def space_quota(space: Space) -> QuotaUsage | None:
-    """The space's usage against its quota, or None when it has no limits (the page shows the
-    space only to its members)."""
-    usage = space_quota_usage(space.pk)
+    """The space's usage against its quota, or None when it has no limits, without summing what a
+    space without a quota holds (the page shows the space only to its members)."""
+    quota = SpaceQuota.objects.filter(space_id=space.pk).first()
+    if quota is None:
+        return None
+    usage = space_quota_usage(quota)
     return usage if usage.limited else None

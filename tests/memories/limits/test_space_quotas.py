@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_members_within_their_own_quotas_cannot_grow_a_space_past_its_quota(owner, team, team_member):
-    SpaceQuota.objects.create(space=team, max_memories=2)
+    quota = SpaceQuota.objects.create(space=team, max_memories=2)
     editor = team_member("editor", Role.EDITOR)
     services.memory_write(owner=owner, content="Deploys need two approvals.", space="Platform")
     services.memory_write(owner=editor, content="Staging listens on port 6543.", space="Platform")
@@ -38,7 +38,7 @@ def test_members_within_their_own_quotas_cannot_grow_a_space_past_its_quota(owne
     assert Memory.objects.filter(space=team).count() == 2 and not Note.objects.exists()
     # Their personal spaces are bounded by their own quotas only.
     services.memory_write(owner=editor, content="The release train leaves on Tuesdays.")
-    assert space_quota_usage(team.pk).memories.used == 2
+    assert space_quota_usage(quota).memories.used == 2
 
 
 def test_the_writers_own_quota_is_checked_first_and_says_so(owner, team):
