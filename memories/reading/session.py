@@ -10,11 +10,13 @@ within the budget; what does not fit is counted as left out. When the session re
 spaces, a team space's memory says which space and which user wrote it.
 """
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Max, Q
+from django.db.models import F, Max, Q, Window
+from django.db.models.functions import RowNumber
 
 from accounts.models import SpaceKind
 from accounts.reach import Actor, reach_of
@@ -85,12 +87,17 @@ def session_start(*, owner: Actor, client: str, query: object = None, max_tokens
     teammates = list(by_teammates[:RECENT_LIMIT])
     listed = {memory.pk for memory in recent + teammates}
     several = len(owner.spaces) > 1
+    # Each space's newest PINNED_LIMIT pinned memories, in one query.
+    pinned_by_space: dict[int, list[Memory]] = defaultdict(list)
+    place = Window(RowNumber(), partition_by=F("space_id"), order_by=[F("updated_at").desc(), F("id").desc()])
+    for pinned_memory in pinned.annotate(place=place).filter(place__lte=PINNED_LIMIT):
+        pinned_by_space[pinned_memory.space_id].append(pinned_memory)
+        listed.add(pinned_memory.pk)
     sections: list[tuple[str, str, list[Memory], bool]] = [
         ("pinned", f"Pinned in {space.name}:" if several else "Pinned (standing context):", memories, False)
         for space in owner.spaces
-        if (memories := list(pinned.filter(space_id=space.id)[:PINNED_LIMIT]))
+        if (memories := pinned_by_space[space.id])
     ]
-    listed |= {memory.pk for _name, _heading, memories, _dated in sections for memory in memories}
     relevant = []
     if query is not None:
         hits = search_hybrid(owner=owner, query=query, top_k=RELEVANT_LIMIT)
