@@ -34,6 +34,7 @@ from accounts.spaces import personal_space_of  # noqa: E402
 from accounts.tokens import token_create  # noqa: E402
 from bench import corpus  # noqa: E402
 from bench.server import consumer_command, free_port, gunicorn_command, process, wait_for_http, wait_for_worker  # noqa: E402
+from memories.encryption.derived import derive_stored_forms  # noqa: E402
 from memories.indexing.embedding import get_embedder  # noqa: E402
 from memories.indexing.sequences import embedding_pieces  # noqa: E402
 from memories.models import Chunk, IndexingStatus, Memory  # noqa: E402
@@ -150,23 +151,22 @@ def load_corpus(owners: list, size: int, texts: list[str], vectors: np.ndarray, 
         have = Memory.objects.filter(space__personal_of=owner, tags__contains=["corpus"]).count()
         space = personal_space_of(owner)
         with transaction.atomic():
-            memories = Memory.objects.bulk_create(
-                [
-                    Memory(
-                        space=space,
-                        author=owner,
-                        content=texts[i],
-                        tags=["corpus"],
-                        written_by="bench",
-                        created_at=now - timedelta(minutes=int(i)),
-                        updated_at=now,
-                        indexing_status=IndexingStatus.INDEXED,
-                        compression_status="skipped_short",
-                    )
-                    for i in order[have:size]
-                ],
-                batch_size=2000,
-            )
+            memories = [
+                Memory(
+                    space=space,
+                    author=owner,
+                    content=texts[i],
+                    tags=["corpus"],
+                    written_by="bench",
+                    created_at=now - timedelta(minutes=int(i)),
+                    updated_at=now,
+                    indexing_status=IndexingStatus.INDEXED,
+                    compression_status="skipped_short",
+                )
+                for i in order[have:size]
+            ]
+            derive_stored_forms(memories)
+            Memory.objects.bulk_create(memories, batch_size=2000)
             pieces = embedding_pieces(memories)
             missing = sorted({text for p in pieces.values() for _, text in p if text not in known})
             if missing:

@@ -35,6 +35,11 @@ GNOSEM_DATA_DIR.mkdir(parents=True, exist_ok=True)
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = persistent_secret("SECRET_KEY", GNOSEM_DATA_DIR)
 GNOSEM_TOKEN_SECRET = persistent_secret("GNOSEM_TOKEN_SECRET", GNOSEM_DATA_DIR)
+# Encryption at rest (memories.encryption): the master key that wraps every space's data keys, the
+# base64 of 32 bytes; unset, one is generated into GNOSEM_DATA_DIR/secrets/gnosem_master_key. The
+# previous one is set only while the master key is rotated (`manage.py rotatekeys --master`).
+GNOSEM_MASTER_KEY = env_str("GNOSEM_MASTER_KEY")
+GNOSEM_PREVIOUS_MASTER_KEY = env_str("GNOSEM_PREVIOUS_MASTER_KEY")
 # (The test client's "testserver" is added by Django's test set-up, never served by default.)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 # Behind a proxy that terminates TLS (docs/deploy/Caddyfile): trust its X-Forwarded-Proto, so that

@@ -9,6 +9,7 @@ class MemoriesConfig(AppConfig):
 
     def ready(self) -> None:
         from memories import receivers, tasks  # noqa: F401  (connects the receivers, registers the huey tasks)
+        from memories.encryption import checks  # noqa: F401  (registers the master key's system check)
 
         # Services send work through memories.indexing.queue, which cannot import the tasks: they call the services.
         queue.connect(

@@ -13,6 +13,7 @@ from django.http import HttpRequest
 
 from accounts.models import Space, SpaceKind
 from gnosem.types import Owner
+from memories.encryption.keys import space_key_create
 from memories.indexing.vector_indexes import vector_index_session_settings
 from memories.limits.quotas import quota_create_for_signup, space_quota_create
 
@@ -31,6 +32,13 @@ def give_team_space_its_quota(sender: object, instance: Space, created: bool, ra
     """A new team space gets the quota configured for team spaces (GNOSEM_TEAM_SPACE_MAX_*)."""
     if created and not raw and instance.kind == SpaceKind.TEAM:
         space_quota_create(space_id=instance.pk)
+
+
+@receiver(post_save, sender=Space, dispatch_uid="memories.key_for_space")
+def give_space_its_key(sender: object, instance: Space, created: bool, raw: bool = False, **kwargs: Any) -> None:
+    """A new space gets its first data key with it (memories.encryption.keys)."""
+    if created and not raw:
+        space_key_create(instance.pk)
 
 
 @receiver(connection_created, dispatch_uid="memories.vector_index_settings")

@@ -1,13 +1,12 @@
 """Writes to memories: the one implementation behind MCP, REST, pages, tasks and commands."""
 
-import hashlib
 import logging
 import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q, Value
+from django.db.models import Q
 from django.utils import timezone
 from psycopg import sql
 
@@ -15,6 +14,8 @@ from accounts.reach import Actor, reach_of, user_of
 from gnosem.errors import ValidationError
 from gnosem.types import Owner
 from memories.compression.services import awaiting_compression, reset_compression
+from memories.encryption.derived import text_digest
+from memories.encryption.keys import current_key, readable_keys
 from memories.graph.linking import entities_link
 from memories.hygiene.links import links_lock, loop_closers
 from memories.hygiene.near_duplicates import near_duplicates_link
@@ -27,6 +28,7 @@ from memories.indexing.sequences import (
     context_readers,
     context_readers_of_inserted,
     embedding_pieces,
+    memory_texts,
     sequence_neighbours,
 )
 from memories.limits.quotas import quota_check, space_check, text_growth, token_estimate
@@ -35,7 +37,6 @@ from memories.models import (
     MAX_REVISIONS_PER_MEMORY,
     MAX_TAGS,
     Chunk,
-    ContentDigest,
     KeptApart,
     Memory,
     MemoryRevision,
@@ -112,24 +113,24 @@ def memory_write(
 
 # Writes of the same text to one space take turns (a transaction-scoped advisory lock on the
 # space and the text's digest), so two at once cannot both store it.
-_LOCK_TEXT_SQL = (
-    "SELECT pg_advisory_xact_lock(hashtextextended('gnosem-text:' || %s || ':' || gnosem_content_digest(%s), 0))"
-)
+_LOCK_TEXT_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('gnosem-text:' || %s || ':' || %s, 0))"
 
 
 def _take_text_turn(space_id: int, content: str) -> None:
     """Wait for the other writes of this text (case and spacing aside) to the space to commit; the
     turn is held until the transaction ends."""
     with connection.cursor() as cursor:
-        cursor.execute(_LOCK_TEXT_SQL, [str(space_id), content])
+        cursor.execute(_LOCK_TEXT_SQL, [str(space_id), text_digest(current_key(space_id), content)])
 
 
 def _current_with_same_text(space_id: int, content: str) -> Memory | None:
     """The space's oldest current (not superseded) memory with this text, case and spacing aside,
-    locked; called with the text's turn taken."""
+    locked; called with the text's turn taken. Its digest is looked up under each of the space's
+    keys (a space being re-keyed holds both)."""
+    digests = [text_digest(key, content) for key in readable_keys([space_id]).get(space_id, [])]
     return (
         Memory.objects.select_for_update()
-        .filter(space_id=space_id, superseded_by__isnull=True, content_digest=ContentDigest(Value(content)))
+        .filter(space_id=space_id, superseded_by__isnull=True, content_digest__in=digests)
         .order_by("created_at", "id")
         .first()
     )
@@ -283,6 +284,7 @@ def _keep_revision(memory: Memory, content: str, tags: list[str], written_by: st
     """Keep the memory's version being replaced; beyond MAX_REVISIONS_PER_MEMORY the oldest goes."""
     MemoryRevision.objects.create(
         memory=memory,
+        space_id=memory.space_id,
         content=content,
         tags=tags,
         written_by=written_by,
@@ -348,8 +350,12 @@ def memory_move(memory: Memory, *, space_id: int, shared_from: str, shared_by: O
             f"the space moved to holds another memory with id {memory.public_id} already (an import brought it "
             "there); nothing was moved. Share a copy instead: a copy gets an id of its own.",
         )
-    revisions = MemoryRevision.objects.filter(memory=memory).values_list("content", flat=True)
-    space_check(space_id=space_id, items=1, **text_growth(added=[memory.content, memory.content_optimized, *revisions]))
+    revisions = list(MemoryRevision.objects.filter(memory=memory))
+    space_check(
+        space_id=space_id,
+        items=1,
+        **text_growth(added=[memory.content, memory.content_optimized, *(revision.content for revision in revisions)]),
+    )
     readers = context_readers([memory.pk])
     _lock_in_order([memory.pk, *readers])
     Memory.objects.filter(superseded_by=memory).update(superseded_by=None)
@@ -361,6 +367,9 @@ def memory_move(memory: Memory, *, space_id: int, shared_from: str, shared_by: O
     memory.updated_at = now
     indexing_lifecycle.back_to_pending(MEMORIES, memory, now)
     memory.save()
+    for revision in revisions:  # sealed again under the new space's key
+        revision.space_id = space_id
+        revision.save()
     Chunk.objects.filter(memory=memory, position__gt=0, start=0).delete()
     Chunk.objects.filter(memory=memory).update(space_id=space_id)
     enqueue_indexing([memory.pk])
@@ -527,8 +536,7 @@ def _embed_and_store(memories: list[Memory]) -> int:
 _MARK_INDEXED_SQL = """
     UPDATE memories_memory AS m
     SET indexing_status = 'indexed', indexing_error = '', indexing_lease_until = NULL
-    FROM unnest(%s::bigint[], %s::text[]) AS embedded (id, digest)
-    WHERE m.id = embedded.id AND md5(m.content) = embedded.digest AND m.indexing_status = 'pending'
+    WHERE m.id = ANY(%s) AND m.indexing_status = 'pending'
     RETURNING m.id
 """
 
@@ -541,11 +549,15 @@ def _store_chunks(memories: list[Memory], chunks: list[Chunk], pieces: dict[int,
     # Locked first, in id order: a deletion or edit that changes what these memories read in
     # context (it locks them too, `_reread_in_context`) has committed, or waits for this one.
     _lock_in_order([memory.pk for memory in memories])
+    texts = memory_texts([memory.pk for memory in memories])
     current = embedding_pieces(memories)
-    unchanged = [memory for memory in memories if current[memory.pk] == pieces[memory.pk]]
-    digests = [hashlib.md5(memory.content.encode()).hexdigest() for memory in unchanged]
+    unchanged = [
+        memory
+        for memory in memories
+        if texts.get(memory.pk) == memory.content and current[memory.pk] == pieces[memory.pk]
+    ]
     with connection.cursor() as cursor:
-        cursor.execute(_MARK_INDEXED_SQL, [[memory.pk for memory in unchanged], digests])
+        cursor.execute(_MARK_INDEXED_SQL, [[memory.pk for memory in unchanged]])
         indexed = {row[0] for row in cursor.fetchall()}
     # The others were edited or deleted while we embedded, or what they read in context was:
     # the task their change queued will index them.

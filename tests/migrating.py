@@ -9,12 +9,16 @@ from django.apps.registry import Apps
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from memories.encryption.keys import forget_cached_keys
+
 Targets = list[tuple[str, str]]
 
 
 def migrate(targets: Targets) -> Apps:
-    """Migrate to `targets` (forwards or backwards); the apps as they are there."""
+    """Migrate to `targets` (forwards or backwards); the apps as they are there. The process's
+    cached space keys are forgotten: going back past their table drops the keys."""
     MigrationExecutor(connection).migrate(targets)
+    forget_cached_keys()
     return MigrationExecutor(connection).loader.project_state(targets).apps
 
 
@@ -26,3 +30,4 @@ def migrated_to(targets: Targets) -> Iterator[Apps]:
     finally:
         executor = MigrationExecutor(connection)
         executor.migrate(executor.loader.graph.leaf_nodes())
+        forget_cached_keys()

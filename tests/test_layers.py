@@ -8,7 +8,8 @@ a function (a local import still ties the modules together), except those under
   classes by dotted path (middleware, DRF classes), which Django resolves; that is no import.
 - The packages of `memories` (one a capability: indexing, notes, graph, ...) import each other in
   one direction only: no cycle between packages either.
-- The app's core (models, vocabulary, selectors, validation) stands on no capability package.
+- The app's core (models, vocabulary, selectors, validation, and the encryption its models seal
+  and index their texts with) stands on no capability package.
 - The interfaces (the pages, REST, MCP, commands) are imported by nothing of the app but its URLs
   and its start-up.
 - Indexing (embedding and storing vectors, queueing work) never reaches the interfaces or search.
@@ -34,7 +35,7 @@ COMPOSITION_ROOTS = {
     "gnosem.urls": "the root URLconf mounts each app's URLs",
     "gnosem.gunicorn_conf": "gunicorn's post_worker_init loads the serving embedding model in each web worker",
 }
-CORE = ("memories.models", "memories.vocabulary", "memories.selectors", "memories.validation")
+CORE = ("memories.models", "memories.vocabulary", "memories.selectors", "memories.validation", "memories.encryption")
 INTERFACES = ("memories.views", "memories.api", "memories.mcp", "memories.management")
 # What may import an interface: the URLs mount them, start-up connects the receivers and tasks.
 INTERFACE_USERS = ("memories.urls", "memories.apps")

@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
-from django.db.models.functions import Length
 from django.utils import timezone
 
 from accounts.reach import Actor, reach_of
@@ -168,27 +167,34 @@ def postpone(memory_id: int, seconds: float) -> None:
 
 
 def _record(memory: Memory, outcome: Outcome, only_pending: bool, retry_in: float = 0.0) -> bool:
-    """One conditional UPDATE: nothing is written if the text changed since it was read."""
+    """Record the outcome on the memory, locked: nothing is written if its text changed since it
+    was read (or, `only_pending`, its compression is no longer pending)."""
     changes: dict = {"compression_status": outcome.status, "compression_error": outcome.reason}
     if outcome.status == CompressionStatus.PENDING:  # a retry keeps whatever form reads return now
         changes["compression_due_at"] = timezone.now() + timedelta(seconds=retry_in)
     else:
         changes["content_optimized"] = outcome.optimized
         changes["compression_due_at"] = None
-    rows = Memory.objects.filter(pk=memory.pk, content=memory.content)
-    if only_pending:
-        rows = rows.filter(compression_status=CompressionStatus.PENDING)
     with transaction.atomic():
-        stored = rows.update(**changes) == 1
-        if stored and outcome.optimized:
+        current = Memory.objects.select_for_update().filter(pk=memory.pk).first()
+        if (
+            current is None
+            or current.content != memory.content
+            or (only_pending and current.compression_status != CompressionStatus.PENDING)
+        ):
+            return False
+        for field, value in changes.items():
+            setattr(current, field, value)
+        current.save(update_fields=list(changes))
+        if outcome.optimized:
             entities_link([memory.pk])  # its facts name entities
-    return stored
+    return True
 
 
 def memories_to_compress(*, statuses: Sequence[str] | None, owner: Actor | None = None) -> QuerySet[Memory]:
     """Memories long enough to compress (of the spaces `owner` reaches, or all), with one of
     `statuses` (any, when None), oldest first."""
-    memories = Memory.objects.alias(chars=Length("content")).filter(chars__gt=COMPRESSION_MIN_CHARS)
+    memories = Memory.objects.filter(content_chars__gt=COMPRESSION_MIN_CHARS)
     if statuses is not None:
         memories = memories.filter(compression_status__in=statuses)
     if owner is not None:

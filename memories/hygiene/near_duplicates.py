@@ -78,8 +78,8 @@ CROSS JOIN LATERAL (
           SELECT count(*) FROM unnest(tsvector_to_array(o.search_vector)) AS lexeme
           WHERE lexeme = ANY(tsvector_to_array(f.search_vector))
       ) >= %(overlap)s * least(length(o.search_vector), length(f.search_vector))
-      AND ARRAY(SELECT n FROM unnest(tsvector_to_array(o.search_vector)) AS n WHERE n ~ '[0-9]' ORDER BY n)
-        = ARRAY(SELECT n FROM unnest(tsvector_to_array(f.search_vector)) AS n WHERE n ~ '[0-9]' ORDER BY n)
+      AND ARRAY(SELECT n FROM unnest(tsvector_to_array(o.search_vector)) AS n WHERE n LIKE '#%%' ORDER BY n)
+        = ARRAY(SELECT n FROM unnest(tsvector_to_array(f.search_vector)) AS n WHERE n LIKE '#%%' ORDER BY n)
       AND NOT EXISTS (
           SELECT 1 FROM memories_kept_apart k
           WHERE k.first_id = least(f.id, o.id) AND k.second_id = greatest(f.id, o.id)

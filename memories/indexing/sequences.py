@@ -13,6 +13,7 @@ A memory's in-context reading depends on its predecessor, so deleting, editing o
 re-embeds it (`context_readers`; memories.services).
 """
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -42,11 +43,11 @@ def predecessor_sql(of: str, column: str) -> sql.Composed:
 
 
 _PREDECESSORS_SQL = sql.SQL("""
-SELECT m.id, predecessor.content
+SELECT m.id, predecessor.id
 FROM memories_memory m
 CROSS JOIN LATERAL ({predecessor}) predecessor
 WHERE m.id = ANY(%(ids)s)
-""").format(predecessor=predecessor_sql("m", "content"))
+""").format(predecessor=predecessor_sql("m", "id"))
 
 
 def successor_sql(of: str) -> sql.Composed:
@@ -80,13 +81,13 @@ _READERS_SQL = sql.SQL("""
 SELECT DISTINCT reader.id
 FROM memories_memory m
 CROSS JOIN LATERAL (
-    SELECT n.id, n.content FROM memories_memory n
+    SELECT n.id, n.content_chars FROM memories_memory n
     WHERE n.space_id = m.space_id AND n.written_by = coalesce(%(written_by)s, m.written_by)
       AND (n.created_at, n.id) > (m.created_at, m.id) AND n.created_at <= m.created_at + %(window)s
     ORDER BY n.created_at, n.id
     LIMIT 1
 ) reader
-WHERE m.id = ANY(%(ids)s) AND char_length(reader.content) <= {chunk_chars}
+WHERE m.id = ANY(%(ids)s) AND reader.content_chars <= {chunk_chars}
 """).format(chunk_chars=sql.Literal(CHUNK_CHARS))
 
 
@@ -107,7 +108,7 @@ SELECT s.id
 FROM memories_memory s
 CROSS JOIN LATERAL ({predecessor}) predecessor
 WHERE s.space_id = %(space)s AND s.created_at >= %(first)s AND s.created_at <= %(last)s + %(window)s
-  AND char_length(s.content) <= {chunk_chars}
+  AND s.content_chars <= {chunk_chars}
   AND NOT (s.indexing_status = 'pending' AND (s.indexing_lease_until IS NULL OR s.indexing_lease_until < now()))
   AND predecessor.id IN (SELECT unnest(%(ids)s::bigint[]))
 """).format(predecessor=predecessor_sql("s", "id"), chunk_chars=sql.Literal(CHUNK_CHARS))
@@ -135,6 +136,12 @@ def sequence_neighbours(space_id: int, memory_ids: list[int]) -> dict[int, tuple
         return {memory_id: (previous, following) for memory_id, previous, following in cursor.fetchall()}
 
 
+def memory_texts(memory_ids: Iterable[int]) -> dict[int, str]:
+    """The text of each of these memories, read afresh (opened from its sealed column)."""
+    found = Memory.objects.filter(pk__in=list(memory_ids)).only("id", "space_id", "public_id", "content")
+    return {memory.pk: memory.content for memory in found}
+
+
 def embedding_pieces(memories: list[Memory]) -> dict[int, list[tuple[Span, str]]]:
     """Per memory, the (span of its content, text to embed) pairs: its chunks, then (unless
     GNOSEM_CONTEXT_EMBEDDING is off) its in-context reading when it is short and has a recent
@@ -148,8 +155,10 @@ def embedding_pieces(memories: list[Memory]) -> dict[int, list[tuple[Span, str]]
     if short and settings.GNOSEM_CONTEXT_EMBEDDING:
         with connection.cursor() as cursor:
             cursor.execute(_PREDECESSORS_SQL, {"window": CONTEXT_WINDOW, "ids": list(short)})  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
-            for memory_id, predecessor in cursor.fetchall():
-                content = short[memory_id].content
-                context = predecessor[-CONTEXT_CHARS:]
-                pieces[memory_id].append((Span(0, len(content)), f"{context}\n{content}"))
+            predecessor_of = dict(cursor.fetchall())
+        predecessor_texts = memory_texts(set(predecessor_of.values()))
+        for memory_id, predecessor_id in predecessor_of.items():
+            content = short[memory_id].content
+            context = predecessor_texts[predecessor_id][-CONTEXT_CHARS:]
+            pieces[memory_id].append((Span(0, len(content)), f"{context}\n{content}"))
     return pieces

@@ -131,7 +131,7 @@ def reembed_batch(memories: list[Memory], embedder: embedding.AnyEmbedder) -> in
         current = Memory.objects.select_for_update().filter(
             pk__in=embedded_content, indexing_status=IndexingStatus.INDEXED
         )
-        unchanged = {pk for pk, content in current.values_list("pk", "content") if content == embedded_content[pk]}
+        unchanged = {memory.pk for memory in current if memory.content == embedded_content[memory.pk]}
         Chunk.objects.bulk_create([chunk for chunk in chunks if chunk.memory_id in unchanged], ignore_conflicts=True)
     return len(unchanged)
 

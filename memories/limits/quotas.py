@@ -32,7 +32,7 @@ from django.db.models.functions import Coalesce, Length
 
 from gnosem.errors import QuotaExceeded
 from gnosem.types import Owner
-from memories.models import Memory, MemoryRevision, Note, Quota, SpaceQuota, StorageLimits, TokenEstimate
+from memories.models import Memory, MemoryRevision, Note, Quota, SpaceQuota, StorageLimits, TokensOfLength
 
 # What a user stores, by kind, and how each is named to people (usage page, refusals).
 STORED_KINDS = {
@@ -109,11 +109,13 @@ class QuotaUsage:
         }
 
 
-def _sums(kind: str, text: str, token_column: str | Expression, *, characters: bool, tokens: bool) -> dict:
+def _sums(
+    kind: str, length: str | Expression, token_column: str | Expression, *, characters: bool, tokens: bool
+) -> dict:
     """Aggregates of one kind's characters and estimated tokens, those asked for."""
     sums = {}
     if characters:
-        sums[f"{kind}_characters"] = Coalesce(Sum(Length(text)), 0)
+        sums[f"{kind}_characters"] = Coalesce(Sum(length), 0)
     if tokens:
         sums[f"{kind}_tokens"] = Coalesce(Sum(token_column), 0)
     return sums
@@ -127,16 +129,17 @@ def _stored(*, characters: bool = True, tokens: bool = True, **whose: object) ->
     totals = Memory.objects.filter(**whose).aggregate(
         memories_count=Count("id"),
         compressed_count=Count("content_optimized"),
-        **_sums("memories", "content", "tokens_raw", **wanted),
-        **_sums("compressed", "content_optimized", "tokens_optimized", **wanted),
+        **_sums("memories", "content_chars", "tokens_raw", **wanted),
+        **_sums("compressed", "optimized_chars", "tokens_optimized", **wanted),
     )
     totals |= Note.objects.filter(**whose).aggregate(
-        notes_count=Count("id"), **_sums("notes", "content", "tokens", **wanted)
+        notes_count=Count("id"), **_sums("notes", Length("content"), "tokens", **wanted)
     )
     if characters or tokens:  # a memory's earlier versions never count as items
         of_memory = {f"memory__{field}": value for field, value in whose.items()}
         totals |= MemoryRevision.objects.filter(**of_memory).aggregate(
-            revisions_count=Count("id"), **_sums("revisions", "content", TokenEstimate(F("content")), **wanted)
+            revisions_count=Count("id"),
+            **_sums("revisions", "content_chars", TokensOfLength(F("content_chars")), **wanted),
         )
     return {
         kind: Stored(

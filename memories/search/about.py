@@ -12,6 +12,7 @@ from django.db.models import Q
 from django.db.models.expressions import RawSQL
 from pgvector import Vector
 
+from memories.encryption.blind_index import blind_query
 from memories.search.pipeline import query_embedding
 
 # Fitted by bench/count.py on LoCoMo's questions (their evidence turns) and bench/recall.py's
@@ -23,12 +24,15 @@ _BY_MEANING_SQL = """
     WHERE c.space_id = ANY(%s) AND c.model = %s AND NOT (c.position > 0 AND c.start = 0)
       AND c.embedding <=> %s::halfvec <= %s
 """
+# Each space's memories holding every term under one of its keys.
 _BY_WORDS_SQL = """
     SELECT m.id FROM memories_memory m
-    WHERE m.space_id = ANY(%s) AND m.search_vector @@ (
-        SELECT string_agg(quote_literal(lexeme), ' & ')::tsquery
-        FROM unnest(tsvector_to_array(gnosem_search_vector(%s))) AS lexeme
-    )
+    JOIN (
+        SELECT v.space_id, string_agg(quote_literal(v.lexeme), ' & ')::tsquery AS every_term
+        FROM unnest(%s::bigint[], %s::text[], %s::int[]) AS v (space_id, lexeme, version)
+        GROUP BY v.space_id, v.version
+    ) q ON q.space_id = m.space_id
+    WHERE m.search_vector @@ q.every_term
 """
 
 
@@ -42,7 +46,8 @@ class About:
 
 def about(*, space_ids: list[int], topic: str, min_similarity: float = ABOUT_MIN_SIMILARITY) -> About:
     """The memories of these spaces about `topic`, as a condition on memories."""
-    by_words = Q(id__in=RawSQL(_BY_WORDS_SQL, [space_ids, topic]))
+    terms = blind_query(topic, space_ids)
+    by_words = Q(id__in=RawSQL(_BY_WORDS_SQL, [terms.spaces, terms.lexemes, terms.versions]))
     model_name, vector = query_embedding(topic)
     if vector is None:
         return About(by_words, by_meaning=False)

@@ -14,6 +14,7 @@ from django.db import connection
 from pgvector import Vector
 from psycopg import sql
 
+from memories.encryption.blind_index import BLIND_TERMS_SQL, blind_query
 from memories.indexing.sequences import CONTEXT_WINDOW, neighbours_sql, predecessor_sql
 from memories.selectors import MemoryFilters
 
@@ -133,7 +134,7 @@ lent AS ({lent}
 scored AS ({scored}
 )
 SELECT scored.memory_id, 1 - scored.distance AS similarity, found.created_at, scored.lent,
-       found.search_length, {is_question} AS is_question, {group} AS near_duplicate_group, {neighbours}
+       found.search_length, found.is_question, {group} AS near_duplicate_group, {neighbours}
 FROM scored
 JOIN memories_memory found ON found.id = scored.memory_id {current}
 ORDER BY similarity DESC, scored.memory_id DESC
@@ -143,8 +144,6 @@ LIMIT %(limit)s
 _GROUP_SQL = sql.SQL("""coalesce({table}.duplicate_of_id, CASE WHEN EXISTS (
     SELECT 1 FROM memories_memory d WHERE d.duplicate_of_id = {table}.id AND d.superseded_by_id IS NULL
 ) THEN {table}.id END)""")
-# Whether a memory's content ends with a question mark (trailing white space aside).
-_IS_QUESTION_SQL = sql.SQL("right(rtrim({table}.content, E' \\t\\r\\n'), 1) = '?'")
 # Nearest chunks fetched per wanted memory: a long memory may hold several of the nearest chunks.
 CHUNKS_PER_MEMORY = 3
 # Chunks shortlisted by signature per wanted memory, to be compared by cosine: at 10 the vector
@@ -201,7 +200,6 @@ def vector_ranking(
         best=_BEST_SQL,
         lent=_LENT_SQL.format(predecessor=_PREDECESSOR_OF_S_SQL, filters=filters_sql + _current_sql(filters, "m")),
         scored=_SCORED_SQL,
-        is_question=_IS_QUESTION_SQL.format(table=sql.Identifier("found")),
         group=_GROUP_SQL.format(table=sql.Identifier("found")),
         neighbours=neighbours_sql("found"),
         current=_current_sql(filters, "found"),
@@ -282,9 +280,8 @@ def _filters_sql(filters: MemoryFilters) -> tuple[sql.Composed, dict[str, list[s
 
 
 _BM25_SQL = sql.SQL("""
-WITH terms AS MATERIALIZED (
-    SELECT DISTINCT lexeme
-    FROM unnest(tsvector_to_array(gnosem_search_vector(%(query)s))) AS lexeme
+WITH variants AS MATERIALIZED (
+    SELECT * FROM {blind_terms}
 ),
 corpus AS MATERIALIZED (
     SELECT sum(documents)::float8 AS n, greatest(sum(total_length)::float8 / greatest(sum(documents), 1), 1) AS avgdl
@@ -292,11 +289,11 @@ corpus AS MATERIALIZED (
     HAVING count(*) > 0
 ),
 statistics AS MATERIALIZED (
-    SELECT t.lexeme, ln(1 + (corpus.n - coalesce(s.df, 0) + 0.5) / (coalesce(s.df, 0) + 0.5)) AS idf
-    FROM terms t CROSS JOIN corpus
-    CROSS JOIN LATERAL (
-        SELECT sum(df) AS df FROM memories_space_terms WHERE space_id = ANY(%(spaces)s) AND lexeme = t.lexeme
-    ) s
+    -- A term's document frequency, summed over the spaces (and their keys) it is indexed under.
+    SELECT v.term, ln(1 + (corpus.n - coalesce(sum(s.df), 0) + 0.5) / (coalesce(sum(s.df), 0) + 0.5)) AS idf
+    FROM variants v CROSS JOIN corpus
+    LEFT JOIN memories_space_terms s ON s.space_id = v.space_id AND s.lexeme = v.lexeme
+    GROUP BY v.term, corpus.n
 ),
 ranked AS (
     -- Summed over the query's postings, read from their key alone (memories.models.TermPosting).
@@ -305,7 +302,8 @@ ranked AS (
     ) AS score,
         sum(f.idf) / (SELECT sum(idf) FROM statistics) AS coverage
     FROM statistics f
-    JOIN memories_term_posting p ON p.space_id = ANY(%(spaces)s) AND p.lexeme = f.lexeme {current}
+    JOIN variants v ON v.term = f.term
+    JOIN memories_term_posting p ON p.space_id = v.space_id AND p.lexeme = v.lexeme {current}
     {filtered}
     CROSS JOIN corpus
     GROUP BY p.memory_id
@@ -313,7 +311,7 @@ ranked AS (
     LIMIT %(limit)s
 )
 -- Only the ranked few have their memory read (a long one's content is stored out of line).
-SELECT r.id, m.created_at, m.search_length, {is_question} AS is_question, r.score, r.coverage,
+SELECT r.id, m.created_at, m.search_length, m.is_question, r.score, r.coverage,
        {group} AS near_duplicate_group, {neighbours}
 FROM ranked r JOIN memories_memory m ON m.id = r.id
 ORDER BY r.score DESC, r.id DESC
@@ -327,22 +325,26 @@ def keyword_ranking(*, space_ids: list[int], query: str, filters: MemoryFilters,
 
     Document frequencies and average length come from these spaces' memories only (the
     trigger-maintained memories_space_terms / memories_space_corpus tables, summed over the
-    spaces), so what other spaces hold never shifts the scores.
+    spaces), so what other spaces hold never shifts the scores. The query's terms are looked up
+    by their digests under each space's keys (memories.encryption.blind_index).
     """
+    terms = blind_query(query, space_ids)
+    if not terms:
+        return []
     filters_sql, filter_params = _filters_sql(filters)
     statement = _BM25_SQL.format(
+        blind_terms=sql.SQL(BLIND_TERMS_SQL),
         current=sql.SQL("") if filters.include_superseded else sql.SQL("AND p.current"),
         filtered=_FILTERED_POSTINGS_JOIN_SQL + filters_sql if filter_params else sql.SQL(""),
         k1=sql.Literal(BM25_K1),
         b=sql.Literal(BM25_B),
-        is_question=_IS_QUESTION_SQL.format(table=sql.Identifier("m")),
         group=_GROUP_SQL.format(table=sql.Identifier("m")),
         neighbours=neighbours_sql("m"),
     )
     with connection.cursor() as cursor:
         cursor.execute(
             statement,
-            {"query": query, "spaces": space_ids, "limit": limit, "window": CONTEXT_WINDOW, **filter_params},  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
+            {"spaces": space_ids, "limit": limit, "window": CONTEXT_WINDOW, **terms.params(), **filter_params},  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
         )
         return [
             Ranked(

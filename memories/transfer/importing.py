@@ -28,6 +28,7 @@ from gnosem.errors import ValidationError
 from gnosem.labels import label_problem
 from gnosem.types import Owner
 from memories.compression.services import awaiting_compression, guard, reset_compression
+from memories.encryption.derived import derive_stored_forms
 from memories.indexing.queue import enqueue_compression, enqueue_indexing, enqueue_note_indexing
 from memories.limits.quotas import quota_check, text_growth
 from memories.models import (
@@ -132,7 +133,12 @@ class _Entry:
 
     @property
     def key(self) -> tuple[str, datetime]:
-        return hashlib.md5(self.content.encode()).hexdigest(), self.created_at
+        return _memory_key(self.content, self.created_at)
+
+
+def _memory_key(content: str, created_at: datetime) -> tuple[str, datetime]:
+    """What an imported memory is recognised by: its exact text's digest and its creation time."""
+    return hashlib.md5(content.encode()).hexdigest(), created_at
 
 
 @dataclass(frozen=True)
@@ -442,14 +448,20 @@ def import_memories(
             memories.append(_memory_from(user, space_id, entry, kept_id or uuid.uuid4()))
         created_ids: list[int] = []
         for start in range(0, len(memories), INSERT_BATCH):
-            batch = Memory.objects.bulk_create(memories[start : start + INSERT_BATCH])
+            batch = memories[start : start + INSERT_BATCH]
+            derive_stored_forms(batch)
+            Memory.objects.bulk_create(batch)
             created_ids.extend(memory.pk for memory in batch)
             if progress:
                 progress(len(batch))
         _restore_links(target, entries, fresh, memories)
         MemoryRevision.objects.bulk_create(
             [
-                MemoryRevision(memory=memory, **{field: getattr(revision, field) for field in REVISION_FIELDS})
+                MemoryRevision(
+                    memory=memory,
+                    space_id=memory.space_id,
+                    **{field: getattr(revision, field) for field in REVISION_FIELDS},
+                )
                 for entry, memory in zip(fresh, memories, strict=True)
                 for revision in entry.revisions
             ],
@@ -546,26 +558,23 @@ def _memories_with_keys(space: Reach, keys: set[tuple[str, datetime]]) -> dict[t
     """The target space's memories by (content digest, creation time), for these keys."""
     found: dict[tuple[str, datetime], Memory] = {}
     for created_at in {created_at for _, created_at in keys}:
-        for memory in memories_of(space).filter(created_at=created_at).annotate(digest=MD5("content")):
-            if (memory.digest, created_at) in keys:
-                found[(memory.digest, created_at)] = memory
+        for memory in memories_of(space).filter(created_at=created_at):
+            if (key := _memory_key(memory.content, created_at)) in keys:
+                found[key] = memory
     return found
 
 
 def _existing_keys(space: Reach, entries: list[_Entry]) -> set[tuple[str, datetime]]:
     """(content digest, creation time) of the target space's memories in the file's time span: the
-    duplicate check. A range, not a list of times: a query holds at most 65,535 parameters."""
+    duplicate check. A range, not a list of times: a query holds at most 65,535 parameters. The
+    texts are sealed, so each is opened and digested here."""
     if not entries:
         return set()
-    return set(
-        memories_of(space)
-        .filter(
-            created_at__gte=min(entry.created_at for entry in entries),
-            created_at__lte=max(entry.created_at for entry in entries),
-        )
-        .annotate(digest=MD5("content"))
-        .values_list("digest", "created_at")
+    in_span = memories_of(space).filter(
+        created_at__gte=min(entry.created_at for entry in entries),
+        created_at__lte=max(entry.created_at for entry in entries),
     )
+    return {_memory_key(memory.content, memory.created_at) for memory in in_span.iterator(chunk_size=2000)}
 
 
 def _existing_note_keys(space: Reach, entries: list[_NoteEntry]) -> set[tuple[str, str, datetime]]:

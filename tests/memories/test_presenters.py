@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from memories import services
-from memories.models import CompressionStatus, Memory
+from memories.models import CompressionStatus
 from memories.presenters import (
     MEMORY_PAGE_SCHEMA,
     MEMORY_SCHEMA,
@@ -18,13 +18,12 @@ from memories.presenters import (
     memory_to_dict,
 )
 from tests.memories.mcp.conftest import McpCaller
+from tests.memories.stored import store
 
 
 def test_a_memory_plain_and_compressed_matches_the_schema(owner):
     memory = services.memory_write(owner=owner, content="We deploy on Tuesdays, never on Fridays.")
-    Memory.objects.filter(pk=memory.pk).update(
-        content_optimized="DEPLOY_DAY=tuesday", compression_status=CompressionStatus.COMPRESSED
-    )
+    store(memory.pk, content_optimized="DEPLOY_DAY=tuesday", compression_status=CompressionStatus.COMPRESSED)
     memory.refresh_from_db()
 
     for shape in (memory_to_dict(memory), memory_to_dict(memory, raw=True)):

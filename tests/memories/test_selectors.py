@@ -9,6 +9,7 @@ from gnosem.errors import NotFound, ValidationError
 from memories import services
 from memories.models import IndexingStatus, Memory
 from memories.selectors import MemoryFilters, MemoryUsage, memory_get, memory_list, memory_usage
+from tests.memories.stored import store
 
 START = datetime(2025, 3, 1, 9, tzinfo=UTC)
 
@@ -154,7 +155,7 @@ def test_a_cursor_holds_no_row_id_that_would_count_other_owners_memories(owner, 
 def test_memory_usage_counts_the_owners_memories_and_tokens_saved(owner, stranger):
     short = services.memory_write(owner=owner, content="a" * 40)
     long = services.memory_write(owner=owner, content="b" * 800)
-    Memory.objects.filter(pk=long.pk).update(content_optimized="KEY=" + "c" * 96)
+    store(long.pk, content_optimized="KEY=" + "c" * 96)
     Memory.objects.filter(pk=short.pk).update(indexing_status=IndexingStatus.FAILED)
     services.memory_write(owner=stranger, content="d" * 4000)
 

@@ -21,6 +21,7 @@ from memories.models import MAX_CONTENT_CHARS, Chunk, CompressionStatus, Indexin
 from memories.search.pipeline import search_hybrid
 from memories.transfer.document import FORMAT, VERSION
 from memories.transfer.importing import import_memories
+from tests.memories.stored import store
 
 
 def stored_vector(memory: Memory) -> np.ndarray:
@@ -159,9 +160,7 @@ def test_changing_only_tags_or_client_does_not_reindex(owner, django_capture_on_
 
 def test_new_content_drops_the_compressed_form(owner):
     memory = services.memory_write(owner=owner, content="long text " * 50)
-    Memory.objects.filter(pk=memory.pk).update(
-        content_optimized="TOPIC=text", compression_status=CompressionStatus.COMPRESSED
-    )
+    store(memory.pk, content_optimized="TOPIC=text", compression_status=CompressionStatus.COMPRESSED)
     kept = services.memory_update(owner=owner, public_id=memory.public_id, content="long text " * 50)
     assert kept.content_optimized == "TOPIC=text"
     updated = services.memory_update(owner=owner, public_id=memory.public_id, content="short now")

@@ -30,6 +30,7 @@ from memories.sharing import memory_share
 from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import import_memories
 from tests.memories.spaces import member
+from tests.memories.stored import store, with_text
 
 pytestmark = pytest.mark.django_db
 
@@ -72,9 +73,7 @@ def test_a_copy_is_a_new_memory_of_the_sharer_there_marked_with_where_it_came_fr
 
 def test_a_copy_keeps_the_compressed_form(owner, team):
     original = services.memory_write(owner=owner, content="We deploy on Tuesdays, never on Fridays. " * 12)
-    Memory.objects.filter(pk=original.pk).update(
-        content_optimized="DEPLOY_DAY=tuesday", compression_status=CompressionStatus.COMPRESSED
-    )
+    store(original.pk, content_optimized="DEPLOY_DAY=tuesday", compression_status=CompressionStatus.COMPRESSED)
 
     copy = memory_share(owner=owner, public_id=original.public_id, space="Platform")
 
@@ -322,5 +321,5 @@ def test_provenance_shows_in_session_start_and_travels_in_exports(owner, team):
 
     entry["content"] = "The VPN certificate expires in June."
     import_memories(owner=owner, document={"format": "gnosem-export", "version": 3, "memories": [entry]})
-    imported = Memory.objects.get(content="The VPN certificate expires in June.")
+    imported = with_text("The VPN certificate expires in June.")
     assert (imported.shared_from, imported.shared_by) == ("Personal", None)  # accounts do not travel

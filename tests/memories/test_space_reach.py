@@ -25,6 +25,7 @@ from memories.search.signals import keyword_ranking
 from memories.selectors import MemoryFilters
 from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import import_memories
+from tests.memories.stored import matching
 
 pytestmark = pytest.mark.django_db
 
@@ -193,7 +194,7 @@ def test_keyword_statistics_across_spaces_are_those_of_their_union(owner, team, 
     for query in ("invoice paid late", "finance drive", "INV-2041", "reminder"):
         split = keyword_ranking(space_ids=both, query=query, filters=MemoryFilters(), limit=10)
         whole = keyword_ranking(space_ids=union, query=query, filters=MemoryFilters(), limit=10)
-        content = dict(Memory.objects.values_list("pk", "content"))
+        content = {memory.pk: memory.content for memory in Memory.objects.all()}
         assert [(content[item.memory_id], round(item.score, 9)) for item in split] == [
             (content[item.memory_id], round(item.score, 9)) for item in whole
         ]
@@ -286,7 +287,7 @@ def test_an_import_goes_into_the_space_chosen_when_the_caller_may_write_there(ow
     report = import_memories(owner=editor, document=document, space="Platform")
 
     assert report.imported == 1
-    imported = Memory.objects.get(content__startswith="Imported")
+    imported = matching(lambda content: content.startswith("Imported"))[0]
     assert (imported.space_id, imported.author_id) == (team.pk, editor.pk)
     # The same file again is a duplicate there, but new in another space.
     assert import_memories(owner=editor, document=document, space="Platform").duplicates == 1

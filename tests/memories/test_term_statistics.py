@@ -6,8 +6,10 @@ from django.utils import timezone
 
 from accounts.spaces import personal_space_of
 from memories import services
+from memories.encryption.derived import derive_stored_forms
 from memories.models import Memory, SpaceCorpusStatistic, SpaceTermStatistic
 from memories.tasks import prune_term_statistics_task
+from tests.memories.stored import OTHER_VECTOR, blind
 
 
 def recount(user) -> tuple[dict[str, int], tuple[int, int]]:
@@ -37,7 +39,9 @@ def test_statistics_follow_writes_updates_and_deletes(owner, stranger):
     second = services.memory_write(owner=owner, content="PostgreSQL holds every memory and its vectors.")
     services.memory_write(owner=stranger, content="Redis Redis Redis everywhere.")
     assert stored(owner) == recount(owner)
-    assert stored(owner)[0]["redi"] == 1  # one memory contains it, whatever the stranger wrote
+    assert (
+        stored(owner)[0][blind(personal_space_of(owner).pk, "redi")] == 1
+    )  # one memory contains it, whatever the stranger wrote
 
     services.memory_update(owner=owner, public_id=first.public_id, content="The queue moved from Redis to SQLite.")
     assert stored(owner) == recount(owner)
@@ -50,18 +54,18 @@ def test_statistics_follow_writes_updates_and_deletes(owner, stranger):
 
 def test_bulk_inserts_are_counted_in_one_statement(owner):
     now = timezone.now()
-    Memory.objects.bulk_create(
-        [
-            Memory(
-                space=personal_space_of(owner),
-                author=owner,
-                content=f"release {n} shipped the search rewrite",
-                created_at=now,
-                updated_at=now,
-            )
-            for n in range(50)
-        ]
-    )
+    memories = [
+        Memory(
+            space=personal_space_of(owner),
+            author=owner,
+            content=f"release {n} shipped the search rewrite",
+            created_at=now,
+            updated_at=now,
+        )
+        for n in range(50)
+    ]
+    derive_stored_forms(memories)
+    Memory.objects.bulk_create(memories)
     assert stored(owner) == recount(owner)
     assert stored(owner)[1][0] == 50
 
@@ -83,10 +87,11 @@ def test_one_update_that_changes_some_texts_and_spaces_and_not_others(owner, str
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE memories_memory SET "
-            "content = CASE WHEN id = ANY(%s) THEN 'rewritten: the search index moved' ELSE content END, "
+            "search_vector = CASE WHEN id = ANY(%s) THEN %s::tsvector ELSE search_vector END, "
+            "search_length = CASE WHEN id = ANY(%s) THEN 2 ELSE search_length END, "
             "space_id = CASE WHEN id = ANY(%s) THEN %s ELSE space_id END, "
             "indexing_status = 'indexed' WHERE id = ANY(%s)",
-            [ids[:2], ids[2:4], personal_space_of(stranger).pk, ids],
+            [ids[:2], OTHER_VECTOR, ids[:2], ids[2:4], personal_space_of(stranger).pk, ids],
         )
     assert stored(owner) == recount(owner)
     assert stored(stranger) == recount(stranger)
@@ -97,7 +102,9 @@ def test_pruning_drops_terms_no_memory_contains_and_keeps_counting_right(owner):
     kept = services.memory_write(owner=owner, content="The gateway keeps retrying.")
     gone = services.memory_write(owner=owner, content="Zanzibar trip notes.")
     services.memory_delete(owner=owner, public_id=gone.public_id)
-    assert SpaceTermStatistic.objects.filter(space__personal_of=owner, lexeme="zanzibar", df=0).exists()
+    assert SpaceTermStatistic.objects.filter(
+        space__personal_of=owner, lexeme=blind(personal_space_of(owner).pk, "zanzibar"), df=0
+    ).exists()
 
     assert prune_term_statistics_task.call_local() == 3  # zanzibar, trip, note
 

@@ -10,6 +10,7 @@ Production runs the same pieces under its own supervisor (systemd, Kubernetes) a
 `gunicorn gnosem.wsgi -c gnosem/gunicorn_conf.py` and `manage.py run_huey`.
 """
 
+import io
 import logging
 import signal
 import subprocess
@@ -116,6 +117,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, host: str, port: int, **options: Any) -> None:
         call_command("migrate", interactive=False, verbosity=0)
+        # The checks that read the database (the master key matches the one its data is sealed with).
+        call_command("check", databases=["default"], stdout=io.StringIO())
         call_command("createcachetable")  # the log-in throttle's counters, when there is no Redis
         connections.close_all()  # the children open their own
         manage = str(Path(settings.BASE_DIR) / "manage.py")

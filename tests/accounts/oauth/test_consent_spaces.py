@@ -13,6 +13,7 @@ from accounts.spaces import member_remove, personal_space_of, space_delete, team
 from memories import services
 from memories.models import Memory
 from tests.accounts.oauth.grants import Authorization, exchange, redirect_params, refresh, registered_client
+from tests.memories.stored import matching
 
 Grant = get_grant_model()
 
@@ -107,7 +108,7 @@ def test_a_connection_granted_only_the_team_sees_it_alone_and_writes_there_also_
         assert written.status_code == 201, written.content
         assert Memory.objects.get(public_id=written.json()["id"]).space_id == team.pk
         assert connected.write("Sneak into personal.", space="Personal").status_code == 404
-    assert not Memory.objects.filter(content="Sneak into personal.").exists()
+    assert matching(lambda content: content == "Sneak into personal.") == []
 
 
 def test_the_default_space_chosen_takes_the_writes_that_name_none(owner_client, owner, assistant, team):
@@ -142,7 +143,7 @@ def test_a_read_only_connection_to_the_team_reads_it_and_writes_nothing(owner_cl
     assert connected.listed() == ["Deploys need two approvals."]
     assert connected.write("Anything.").status_code == 403
     assert connected.write("Anything.", space="Platform").status_code == 403
-    assert not Memory.objects.filter(content="Anything.").exists()
+    assert matching(lambda content: content == "Anything.") == []
 
 
 def test_a_member_removed_from_the_team_has_a_connection_that_sees_nothing_there(

@@ -14,6 +14,7 @@ from memories.hygiene import near_duplicates
 from memories.models import Memory
 from memories.transfer.export import export_count, exported_space
 from tests.memories.conftest import CI_CACHE, DARK_MODE, DARK_MODE_AGAIN, DEEP_EXPORT, FONT, RAW, STANDUP
+from tests.memories.stored import store
 
 START = datetime(2025, 5, 1, 12, tzinfo=UTC)
 
@@ -161,7 +162,7 @@ def test_update_and_delete(api, owner):
 
 def test_compressed_memories_return_both_forms_and_raw_on_request(api, owner):
     memory = services.memory_write(owner=owner, content="y" * 450)
-    Memory.objects.filter(pk=memory.pk).update(content_optimized="FACT=y", compression_status="compressed")
+    store(memory.pk, content_optimized="FACT=y", compression_status="compressed")
     body = api.get(f"memories/{memory.public_id}").json()
     assert body["optimized"] is True and body["content"] == "FACT=y" and body["content_raw"] == "y" * 450
     raw = api.get(f"memories/{memory.public_id}", {"raw": "true"}).json()

@@ -28,6 +28,7 @@ from memories.graph.linking import entities_link
 from memories.models import MAX_CONTENT_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, CompressionStatus, Memory, Quota
 from memories.notes import services as notes
 from memories.transfer.document import FORMAT, VERSION
+from tests.memories.stored import store
 
 DOCUMENT_URI = "urn:gnosem:openapi"
 MEMORIES = "/api/v1/memories"
@@ -160,9 +161,7 @@ def world(settings, owner, stranger, owner_token, owner_read_token) -> World:
     settings.GNOSEM_IMPORT_RATE_LIMIT = None
     memory = services.memory_write(owner=owner, content="The staging database is pg-staging-2.", tags=["db"])
     compressed = services.memory_write(owner=owner, content="We deploy on Tuesdays, never on Fridays: " * 12)
-    Memory.objects.filter(pk=compressed.pk).update(
-        content_optimized="DEPLOY_DAY=tuesday", compression_status=CompressionStatus.COMPRESSED
-    )
+    store(compressed.pk, content_optimized="DEPLOY_DAY=tuesday", compression_status=CompressionStatus.COMPRESSED)
     strangers = services.memory_write(owner=stranger, content="The stranger's own note about the staging database.")
     return World(settings, owner_token, owner_read_token, memory, compressed, strangers)
 

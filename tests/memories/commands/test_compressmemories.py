@@ -10,15 +10,14 @@ from memories import services
 from memories.models import CompressionStatus, Memory
 from tests.memories.chat_server import Reply
 from tests.memories.conftest import GOOD, RAW
+from tests.memories.stored import store
 
 
 def long_memory(owner, status: str, *, optimized: str | None = None, content: str = RAW) -> Memory:
     """A stored memory in a given compression state (as earlier runs would have left it); each
     one's text its own (the same text again would return the memory already written)."""
     memory = services.memory_write(owner=owner, content=f"{content} Note {next(_NUMBERS)}.")
-    Memory.objects.filter(pk=memory.pk).update(
-        compression_status=status, content_optimized=optimized, compression_error="earlier reason"
-    )
+    store(memory.pk, compression_status=status, content_optimized=optimized, compression_error="earlier reason")
     return memory
 
 

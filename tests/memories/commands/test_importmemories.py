@@ -6,6 +6,7 @@ from django.core.management import CommandError
 from memories import services
 from memories.models import Memory
 from tests.memories.conftest import DEEP_EXPORT
+from tests.memories.stored import texts
 
 
 def test_an_export_made_by_exportmemories_round_trips_through_a_file(owner, stranger, tmp_path, command):
@@ -15,7 +16,7 @@ def test_an_export_made_by_exportmemories_round_trips_through_a_file(owner, stra
     command("exportmemories", "owner@example.com", "--output", str(path))
     stdout, _ = command("importmemories", "stranger", str(path))
     assert "3 memories imported, 0 duplicates skipped." in stdout
-    assert sorted(Memory.objects.filter(space__personal_of=stranger).values_list("content", flat=True)) == [
+    assert sorted(texts(space__personal_of=stranger)) == [
         "memory 0",
         "memory 1",
         "memory 2",

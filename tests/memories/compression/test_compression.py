@@ -13,6 +13,7 @@ from memories.models import Chunk, CompressionStatus, IndexingStatus, Memory
 from memories.tasks import compress_memory_task, requeue_stale_memories_task
 from tests.memories.chat_server import Reply
 from tests.memories.conftest import GOOD, RAW
+from tests.memories.stored import store
 
 RAW_EDITED = RAW.replace("eleven minutes", "twenty-five minutes")
 GOOD_EDITED = GOOD.replace("11 min", "25 min")
@@ -282,7 +283,7 @@ def test_a_result_for_text_edited_while_the_model_worked_is_not_stored(transacti
     settings.GNOSEM_LLM_TIMEOUT_SECONDS = 60  # the edit embeds its text before the first answer is sent
     chat_server.script(Reply(content=GOOD), Reply(content=GOOD_EDITED))
     memory = services.memory_write(owner=owner, content="short for now")
-    Memory.objects.filter(pk=memory.pk).update(content=RAW, compression_status=CompressionStatus.PENDING)
+    store(memory.pk, content=RAW, compression_status=CompressionStatus.PENDING)
 
     def edit() -> None:
         services.memory_update(owner=owner, public_id=memory.public_id, content=RAW_EDITED)

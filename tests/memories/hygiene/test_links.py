@@ -22,6 +22,7 @@ from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import import_memories
 from tests.memories.api.test_api import Api
 from tests.memories.hygiene.test_near_duplicates import ORIGINAL, RESTATED, UNRELATED, pair  # noqa: F401  (the fixture)
+from tests.memories.stored import with_text
 
 START = datetime(2025, 3, 3, 9, tzinfo=UTC)
 
@@ -162,7 +163,7 @@ def test_deleting_a_memory_on_a_longer_stored_loop_leaves_a_chain(owner):
 @pytest.mark.parametrize("stored", ["the original names it", "the original's original names it"])
 def test_the_worker_never_links_a_near_duplicate_into_a_loop(owner, pair, stored):  # noqa: F811
     original, restated = pair
-    unrelated = Memory.objects.get(space__personal_of=owner, content=UNRELATED)
+    unrelated = with_text(UNRELATED, space__personal_of=owner)
     if stored == "the original names it":
         link(original, duplicate_of=restated)
     else:

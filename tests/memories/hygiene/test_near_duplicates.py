@@ -11,6 +11,7 @@ from memories import services
 from memories.hygiene import near_duplicates
 from memories.models import KeptApart, Memory
 from memories.search.pipeline import search_hybrid
+from tests.memories.stored import with_text
 
 START = datetime(2025, 3, 3, 9, tzinfo=UTC)
 ORIGINAL = "The staging database listens on port 5433 because 5432 is taken by the legacy cluster."
@@ -35,7 +36,7 @@ def test_a_restatement_is_linked_to_the_older_memory_once_embedded(owner, pair):
 
     assert restated.duplicate_of == original
     assert original.duplicate_of is None
-    assert Memory.objects.get(content=UNRELATED).duplicate_of is None
+    assert with_text(UNRELATED).duplicate_of is None
 
 
 def test_search_shows_the_pair_once_with_the_other_as_its_duplicate(owner, pair, mcp):

@@ -19,6 +19,7 @@ from memories.indexing import queue
 from memories.models import CompressionStatus, IndexingStatus, Memory
 from memories.tasks import compress_memory_task, embed_memories_task, requeue_stale_memories_task
 from memories.transfer.importing import import_memories
+from tests.memories.stored import with_text
 
 LONG_CONTENT = "The quarterly review covered hiring, the office move, the vendor contracts and the roadmap. " * 5
 
@@ -89,7 +90,7 @@ def test_an_import_queues_its_memories_in_the_same_batches(
     with django_capture_on_commit_callbacks(execute=True):
         import_memories(owner=owner, document=document)
     assert [len(batch) for batch in sent_ids(sent, "embed_memories_task")] == [4, 4, 2]
-    long_memory = Memory.objects.get(space__personal_of=owner, content=LONG_CONTENT)
+    long_memory = with_text(LONG_CONTENT, space__personal_of=owner)
     assert sent_ids(sent, "compress_memory_task") == [long_memory.pk]  # the one long enough, with a model on
 
 

@@ -238,19 +238,14 @@ def test_a_stranger_cannot_see_or_spend_the_owners_quota(owner, stranger, strang
 
 def stored_characters(owner) -> int:
     """Every character the database holds that the owner wrote: memories, their compressed forms,
-    their earlier versions and notes."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """SELECT
-                 (SELECT coalesce(sum(char_length(content) + coalesce(char_length(content_optimized), 0)), 0)
-                  FROM memories_memory WHERE author_id = %(author)s)
-               + (SELECT coalesce(sum(char_length(revision.content)), 0)
-                  FROM memories_memoryrevision revision JOIN memories_memory memory ON memory.id = revision.memory_id
-                  WHERE memory.author_id = %(author)s)
-               + (SELECT coalesce(sum(char_length(content)), 0) FROM memories_note WHERE author_id = %(author)s)""",
-            {"author": owner.pk},
-        )
-        return cursor.fetchone()[0]
+    their earlier versions and notes (opened and counted one by one, not from the stored lengths)."""
+    memories = Memory.objects.filter(author=owner)
+    revisions = MemoryRevision.objects.filter(memory__author=owner)
+    return (
+        sum(len(memory.content) + len(memory.content_optimized or "") for memory in memories)
+        + sum(len(revision.content) for revision in revisions)
+        + sum(len(note.content) for note in Note.objects.filter(author=owner))
+    )
 
 
 def test_thirty_edits_alternating_a_long_and_a_short_text_keep_no_version_past_the_character_quota(owner):

@@ -22,6 +22,7 @@ from accounts.tokens import token_create
 from memories.models import Memory
 from tests.accounts.oauth.grants import Authorization, consent, exchange, redirect_params, registered_client
 from tests.memories.mcp.conftest import sdk_client
+from tests.memories.stored import matching, texts
 
 TEAM = "Platform"
 PEOPLE = ("olga", "emil", "vera")  # the owner, an editor and a viewer
@@ -212,7 +213,7 @@ def test_the_viewer_cannot_write_to_the_team_space(live_server, team):
     refusals = in_sessions(live_server, vera.assistants, vera_tries)
 
     assert len(refusals) == 6 and all("not write to it (viewer)" in text for text in refusals), refusals
-    assert list(Memory.objects.filter(space=shared.space).values_list("content", flat=True)) == [shared.content]
+    assert texts(space=shared.space) == [shared.content]
 
 
 def test_the_removed_editor_sees_nothing_of_the_team_on_the_very_next_call(live_server, team):
@@ -251,4 +252,4 @@ def test_the_removed_editor_sees_nothing_of_the_team_on_the_very_next_call(live_
         assert after[label]["get"] is False and after[label]["count"] == 0, label
         assert after[label]["spaces"] == ["Personal"], label
         assert "No space" in after[label]["write"], label
-    assert Memory.objects.filter(content="Still here?").count() == 0
+    assert matching(lambda content: content == "Still here?") == []

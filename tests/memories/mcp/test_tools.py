@@ -7,6 +7,7 @@ import pytest
 from accounts.spaces import personal_space_of
 from memories import services
 from memories.models import IndexingStatus, Memory
+from tests.memories.stored import store
 
 MEMORY_KEYS = {
     "id",
@@ -138,7 +139,7 @@ def test_memory_get_returns_the_memory_shape(mcp, owner):
 
 def test_a_compressed_memory_reads_compressed_unless_raw_is_asked(mcp, owner):
     memory = write(owner, "We decided to move the staging cluster to Frankfurt because of latency. " * 8)
-    Memory.objects.filter(pk=memory.pk).update(content_optimized="DECISION=staging to Frankfurt|PROBLEM=latency")
+    store(memory.pk, content_optimized="DECISION=staging to Frankfurt|PROBLEM=latency")
 
     compressed = mcp.ok("memory_get", {"id": str(memory.public_id)})
     raw = mcp.ok("memory_get", {"id": str(memory.public_id), "raw": True})

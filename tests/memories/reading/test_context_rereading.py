@@ -21,6 +21,7 @@ from memories.search.signals import vector_ranking
 from memories.selectors import MemoryFilters
 from memories.transfer.document import FORMAT, VERSION
 from memories.transfer.importing import import_memories
+from tests.memories.stored import with_text
 
 START = datetime(2025, 5, 6, 14, tzinfo=UTC)
 SECRET = "The secret acquisition target is Nordwind Robotics."
@@ -170,7 +171,7 @@ def test_changing_only_tags_leaves_the_successor_alone(owner, conversation, djan
 
 def test_deleting_a_memory_in_another_session_leaves_the_reply_alone(owner, conversation):
     _, reply = conversation
-    other = Memory.objects.get(space__personal_of=owner, content=DISTRACTORS[0])
+    other = with_text(DISTRACTORS[0], space__personal_of=owner)
     services.memory_delete(owner=owner, public_id=other.public_id)
     reply.refresh_from_db()
     assert reply.indexing_status == IndexingStatus.INDEXED

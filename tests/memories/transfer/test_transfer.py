@@ -14,6 +14,7 @@ from memories.transfer import importing
 from memories.transfer.document import parse_document
 from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import INSERT_BATCH, import_memories
+from tests.memories.stored import matching, store
 
 START = datetime(2024, 11, 2, 8, 30, 15, 123456, tzinfo=UTC)
 
@@ -39,7 +40,7 @@ def written(owner) -> list[Memory]:
     ]
     services.memory_update(owner=owner, public_id=memories[0].public_id, tags=["edited"])
     long = services.memory_write(owner=owner, content="long " * 100, created_at=START - timedelta(days=3))
-    Memory.objects.filter(pk=long.pk).update(content_optimized="FACT=long repeated", compression_status="compressed")
+    store(long.pk, content_optimized="FACT=long repeated", compression_status="compressed")
     return memories
 
 
@@ -186,9 +187,9 @@ def test_taken_ids_are_found_across_lookup_batches(owner, stranger, written, mon
     Memory.objects.filter(space__personal_of=owner, public_id__in=[written[1].public_id, written[3].public_id]).delete()
     report = import_memories(owner=owner, document=document)
     assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 4, "compressed_dropped": 0, **NO_NOTES}
-    kept = set(
-        Memory.objects.filter(space__personal_of=owner, content__endswith=" again").values_list("public_id", flat=True)
-    )
+    kept = {
+        memory.public_id for memory in matching(lambda content: content.endswith(" again"), space__personal_of=owner)
+    }
     assert {written[1].public_id, written[3].public_id} <= kept
 
 

@@ -11,8 +11,8 @@ from django.urls import reverse
 from accounts.activity import activity_for_owner
 from accounts.models import ActivityAction, Role
 from memories import services
-from memories.models import Memory
 from tests.memories.limits.test_quotas import export_of
+from tests.memories.stored import matching, with_text
 
 pytestmark = pytest.mark.django_db
 
@@ -45,18 +45,18 @@ def test_an_import_goes_into_the_chosen_space_and_a_space_the_user_may_only_read
     response = page.post(reverse("transfer"), {"file": upload(export_of("imported one")), "space": str(team.public_id)})
 
     assert response.status_code == 302
-    assert Memory.objects.get(content="imported one").space == team
+    assert with_text("imported one").space == team
     assert 'name="space"' not in signed_in(viewer).get(reverse("transfer")).content.decode()  # one writable space
     refused = signed_in(viewer).post(reverse("transfer"), {"file": upload(export_of("sneaked")), "space": "Platform"})
     assert refused.status_code == 400 and "but not write to it (viewer)" in refused.content.decode()
-    assert not Memory.objects.filter(content="sneaked").exists()
+    assert matching(lambda content: content == "sneaked") == []
 
 
 def test_a_stranger_naming_a_space_they_are_not_in_gets_not_found_and_nothing_imported(owner, team, stranger):
     refused = signed_in(stranger).post(reverse("transfer"), {"file": upload(export_of("sneaked")), "space": "Platform"})
 
     assert refused.status_code == 400 and "No space" in refused.content.decode()
-    assert not Memory.objects.filter(content="sneaked").exists()
+    assert matching(lambda content: content == "sneaked") == []
 
 
 def test_an_export_is_logged_with_its_space_on_the_page_and_the_api(owner, team, owner_token):

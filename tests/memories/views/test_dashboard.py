@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from memories import services
 from memories.models import Memory
+from tests.memories.stored import store
 
 START = datetime(2025, 3, 1, 9, tzinfo=UTC)
 
@@ -92,7 +93,7 @@ def test_memory_text_is_escaped_everywhere(owner_client, owner):
 
 def test_the_detail_page_shows_raw_and_compressed_text(owner_client, owner):
     memory = services.memory_write(owner=owner, content="x" * 500, tags=["long"])
-    Memory.objects.filter(pk=memory.pk).update(content_optimized="FACT=many x", compression_status="compressed")
+    store(memory.pk, content_optimized="FACT=many x", compression_status="compressed")
     page = page_of(owner_client.get(reverse("memory_detail", args=[memory.public_id])))
     assert "x" * 500 in page and "FACT=many x" in page and str(memory.public_id) in page
 

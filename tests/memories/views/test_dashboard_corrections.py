@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from memories import services
 from memories.models import Memory
+from tests.memories.stored import matching
 
 TUESDAYS = "We deploy the billing service on Tuesdays."
 
@@ -56,7 +57,7 @@ def test_supersede_writes_the_new_fact_and_marks_the_old_one(owner_client, owner
         follow=True,
     )
 
-    successor = Memory.objects.get(space__personal_of=owner, content__startswith="From March")
+    successor = matching(lambda content: content.startswith("From March"), space__personal_of=owner)[0]
     memory.refresh_from_db()
     assert memory.superseded_by == successor
     assert "Supersedes" in response.content.decode()

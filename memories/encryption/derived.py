@@ -1,0 +1,44 @@
+"""What a memory's row holds derived from its text, which the database cannot read (it is
+sealed, memories.encryption.fields): the blind full-text vector and its length
+(memories.encryption.blind_index), the keyed digest that finds the same text written again, and
+whether the text ends with a question mark. `Memory.save` derives them when the text changed;
+writers that insert in bulk call `derive_stored_forms` first.
+"""
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memories.encryption.blind_index import analyse, blind_vector
+from memories.encryption.keys import DataKey, current_key
+
+if TYPE_CHECKING:
+    from memories.models import Memory
+
+DERIVED_FIELDS = ("key_version", "search_vector", "search_length", "content_digest", "is_question")
+# Hex digits of the text digest kept (128 bits).
+DIGEST_CHARS = 32
+
+
+def text_digest(key: DataKey, text: str) -> str:
+    """The text's digest under a space key, its case and white space runs aside: two writes of
+    the same text, however spaced or capitalised, have the same one."""
+    return key.mac("digest", " ".join(text.split()).lower()).hex()[:DIGEST_CHARS]
+
+
+def derive_stored_forms(memories: "Sequence[Memory]") -> None:
+    """Set each memory's derived columns from its text, under its space's current key."""
+    keys: dict[int, DataKey] = {}
+    for memory, analysis in zip(memories, analyse([memory.content for memory in memories]), strict=True):
+        key = keys.get(memory.space_id) or keys.setdefault(memory.space_id, current_key(memory.space_id))
+        memory.key_version = key.version
+        memory.search_vector = blind_vector(key, analysis)
+        memory.search_length = analysis.length
+        memory.content_digest = text_digest(key, memory.content)
+        memory.is_question = memory.content.rstrip(" \t\r\n").endswith("?")
+        memory.derived_from = (memory.space_id, memory.content)
+
+
+def derived_changed(memory: "Memory") -> bool:
+    """Whether the memory's text or space differs from those its derived columns were made from
+    (another space's key indexes it differently)."""
+    return memory.derived_from != (memory.space_id, memory.content)

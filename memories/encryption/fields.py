@@ -1,0 +1,147 @@
+"""Text columns stored sealed under their space's data key (memories.encryption.keys).
+
+A model with such a column derives from `SealedModel` and has a `space` foreign key. In Python
+the attribute is plain text: the column's `pre_save` seals it as a row is written (a fresh nonce,
+the space's current key), and `SealedModel.from_db` opens it as a row is read. The associated
+data binds the ciphertext to its table, column, space and row (`row` names the fields that
+identify the row), so a value copied into another row or space does not open.
+
+Writes that bypass `save` and `bulk_create` (a queryset's `update`, `bulk_update`) would store a
+plain string: they are refused. A value that does not open reads as `UnreadableText`, and is
+written back unchanged rather than sealed over, so nothing is lost by saving its row.
+"""
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from memories.encryption.cipher import Unreadable, sealed_version
+from memories.encryption.keys import current_key, key_for
+
+logger = logging.getLogger(__name__)
+
+
+class SealedValue:
+    """A sealed column's bytes as read, before they are opened (`SealedModel.from_db`)."""
+
+    __slots__ = ("blob",)
+
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+
+    def __repr__(self) -> str:
+        return f"<sealed, {len(self.blob)} bytes>"
+
+
+class UnreadableText(str):
+    """What a sealed value that fails to open reads as: a notice in place of the text, keeping
+    the stored bytes so that saving the row writes them back unchanged."""
+
+    blob: bytes
+
+    def __new__(cls, blob: bytes, reason: str) -> "UnreadableText":
+        text = super().__new__(cls, f"[unreadable: {reason}]")
+        text.blob = blob
+        return text
+
+
+class SealedTextField(models.BinaryField):
+    """Text sealed under the row's space key; `row` names the fields that identify the row."""
+
+    # Read by django-stubs: the attribute holds text, whatever the column stores.
+    _pyi_private_set_type: str
+    _pyi_private_get_type: str  # type: ignore[assignment]  # text, not the column's bytes
+
+    def __init__(self, *args: Any, row: tuple[str, ...] = ("pk",), **kwargs: Any) -> None:
+        self.row = row
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
+        name, path, args, kwargs = super().deconstruct()
+        kwargs["row"] = self.row
+        kwargs.pop("editable", None)
+        return name, path, args, kwargs
+
+    def context(self, instance: models.Model) -> str:
+        """The associated data beside the space and key version: table, column and row."""
+        row = "|".join(_context_part(getattr(instance, field)) for field in self.row)
+        return f"{instance._meta.db_table}.{self.column}:{row}"
+
+    def from_db_value(self, value: Any, expression: Any, connection: BaseDatabaseWrapper) -> SealedValue | None:
+        return None if value is None else SealedValue(bytes(value))
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
+        value = getattr(model_instance, self.attname)
+        if value is None or isinstance(value, SealedValue):
+            return value
+        if isinstance(value, UnreadableText):
+            return SealedValue(value.blob)
+        key = current_key(model_instance.space_id)  # type: ignore[attr-defined]  # every sealed model has a space
+        return SealedValue(key.seal(value, self.context(model_instance)))
+
+    def get_db_prep_value(self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False) -> Any:
+        if isinstance(value, SealedValue):
+            value = value.blob
+        elif isinstance(value, str):
+            raise TypeError(
+                f"{self.model.__name__}.{self.name} is sealed: write it through save() or bulk_create(), "
+                "which seal it under the row's space key, not through update() or raw values."
+            )
+        return super().get_db_prep_value(value, connection, prepared)
+
+
+def _context_part(value: object) -> str:
+    """A row field as the associated data writes it: an instant as its epoch microseconds, the
+    same whatever time zone it was read in."""
+    if isinstance(value, datetime):
+        return str(round(value.timestamp() * 1_000_000))
+    return str(value)
+
+
+def sealed_fields(model: type[models.Model]) -> list[SealedTextField]:
+    """The model's sealed columns."""
+    return [field for field in model._meta.concrete_fields if isinstance(field, SealedTextField)]
+
+
+def open_sealed_fields(instance: models.Model) -> None:
+    """Replace the instance's sealed values, as read, by their text."""
+    for field in sealed_fields(type(instance)):
+        value = instance.__dict__.get(field.attname)
+        if isinstance(value, SealedValue):
+            instance.__dict__[field.attname] = open_value(instance, field, value.blob)
+
+
+def open_value(instance: models.Model, field: SealedTextField, blob: bytes) -> str:
+    """One sealed value's text, or an `UnreadableText` saying why it does not open."""
+    try:
+        key = key_for(instance.space_id, sealed_version(blob))  # type: ignore[attr-defined]  # every sealed model has a space
+        return key.open(blob, field.context(instance))
+    except Unreadable as error:
+        logger.error("%s %s: %s cannot be opened: %s", instance._meta.label, instance.pk, field.name, error)
+        return UnreadableText(blob, str(error))
+
+
+def unreadable_fields(instance: models.Model) -> list[str]:
+    """The names of the instance's sealed fields that did not open."""
+    return [
+        field.name
+        for field in sealed_fields(type(instance))
+        if isinstance(instance.__dict__.get(field.attname), UnreadableText)
+    ]
+
+
+class SealedModel(models.Model):
+    """A model with sealed columns, opened as its rows are read."""
+
+    class Meta:
+        abstract = True
+
+    @classmethod
+    def from_db(cls, db: str | None, field_names: Any, values: Any, **kwargs: Any) -> Any:
+        instance = super().from_db(db, field_names, values, **kwargs)
+        open_sealed_fields(instance)
+        return instance
