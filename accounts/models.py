@@ -231,6 +231,7 @@ class ActivityAction(models.TextChoices):
     INVITATION_REVOKED = "invitation_revoked", "space invitation revoked"
     MEMORY_SHARED = "memory_shared", "memory shared to another space"
     MEMORY_MOVED = "memory_moved", "memory moved to another space"
+    SPACE_KEY_ROTATED = "space_key_rotated", "space's encryption key replaced"
 
 
 class ActivityEvent(models.Model):

@@ -427,6 +427,14 @@ def space_invitation_revoke(
     return invitation
 
 
+def space_of_owner(*, user: Owner, space_id: uuid.UUID, what: str) -> Space:
+    """The space, when the user is one of its owners (NotFound for a non-member, PermissionDenied
+    saying they may not `what` for another member)."""
+    membership = _membership(user=user, space_id=space_id)
+    _require(membership, Role.OWNER, what)
+    return membership.space
+
+
 def _membership(*, user: Owner, space_id: uuid.UUID, lock: bool = False) -> Membership:
     """The user's membership of the space, with the space; NotFound when there is none, whether
     the space exists or not. With `lock`, the space's row is locked for the transaction first."""

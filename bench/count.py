@@ -29,7 +29,8 @@ from pgvector import Vector  # noqa: E402
 
 from accounts.spaces import personal_space_of  # noqa: E402
 from bench import locomo, recall  # noqa: E402
-from memories.search.about import ABOUT_MIN_SIMILARITY  # noqa: E402
+from memories.models import Memory  # noqa: E402
+from memories.search.about import ABOUT_MIN_SIMILARITY, holding_every_word  # noqa: E402
 from memories.search.pipeline import query_embedding  # noqa: E402
 
 THRESHOLDS = [round(0.20 + 0.05 * step, 2) for step in range(13)]  # 0.20 .. 0.80
@@ -40,13 +41,6 @@ _SIMILARITIES_SQL = """
     FROM memories_chunk c
     WHERE c.space_id = %s AND c.model = %s AND NOT (c.position > 0 AND c.start = 0)
     GROUP BY c.memory_id
-"""
-_WORDS_SQL = """
-    SELECT m.id FROM memories_memory m
-    WHERE m.space_id = %s AND m.search_vector @@ (
-        SELECT string_agg(quote_literal(lexeme), ' & ')::tsquery
-        FROM unnest(tsvector_to_array(gnosem_search_vector(%s))) AS lexeme
-    )
 """
 
 
@@ -88,8 +82,8 @@ def score_questions(space_id: int, questions: list[tuple[str, set[int]]], tallie
         with connection.cursor() as cursor:
             cursor.execute(_SIMILARITIES_SQL, [Vector(vector).to_text(), space_id, model_name])
             similarities = cursor.fetchall()
-            cursor.execute(_WORDS_SQL, [space_id, question])
-            by_words = {row[0] for row in cursor.fetchall()}
+        holding = holding_every_word(space_ids=[space_id], topic=question)
+        by_words = set(Memory.objects.filter(holding).values_list("id", flat=True))
         for threshold, words in rules():
             predicted = {memory_id for memory_id, similarity in similarities if similarity >= threshold}
             tallies[(threshold, words)].add(predicted | by_words if words else predicted, relevant)

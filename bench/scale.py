@@ -56,7 +56,6 @@ import subprocess
 import sys
 import time
 import urllib.parse
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -71,7 +70,7 @@ setup_django("scale")
 import numpy as np  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from django.db import connection, models, transaction  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 from django.db.backends.utils import CursorWrapper  # noqa: E402
 from huey.contrib.djhuey import HUEY  # noqa: E402
 from mcp import Client  # noqa: E402
@@ -101,6 +100,7 @@ from bench.server import (  # noqa: E402
 )
 from bench.spine import percentile  # noqa: E402
 from gnosem.types import Owner  # noqa: E402
+from memories.encryption.derived import derive_stored_forms  # noqa: E402
 from memories.indexing.embedding import get_embedder  # noqa: E402
 from memories.indexing.vector_indexes import vector_indexes_maintain  # noqa: E402
 from memories.indexing.vectors import serving_model_name  # noqa: E402
@@ -313,13 +313,12 @@ def source_store(username: str) -> SourceStore:
         raise SystemExit(
             "phases spaces, 100k and 1M derive their stores from phase 10k's owner: run --phases 10k first"
         )
+    stored = Memory.objects.filter(space_id=personal_space_of(owner).pk).order_by("created_at", "id")
+    rows = [
+        (memory.pk, memory.content, memory.tags, memory.written_by, memory.compression_status, memory.indexing_attempts)
+        for memory in stored.iterator(chunk_size=2000)
+    ]
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id, content, tags, written_by, compression_status, indexing_attempts FROM memories_memory"
-            " WHERE space_id = %s ORDER BY created_at, id",
-            [personal_space_of(owner).pk],
-        )
-        rows = cursor.fetchall()
         cursor.execute(
             'SELECT memory_id, position, start, "end", halfvec_send(embedding) FROM memories_chunk'
             " WHERE space_id = %s AND model = %s ORDER BY memory_id, position",
@@ -374,26 +373,17 @@ def copy_rows(cursor: CursorWrapper, table: str, rows: list[dict]) -> None:
             copy.write_row(tuple(row.values()))
 
 
-def column_defaults(model: type[models.Model]) -> dict[str, object]:
-    """The database values of the model's defaults, by column: what Django writes for a field that
-    a row leaves out (a column without a database default refuses COPY's missing value)."""
-    return {
-        field.column: field.get_db_prep_save(field.get_default(), connection)
-        for field in model._meta.concrete_fields
-        if field.has_default() and not field.primary_key
-    }
-
-
 def store_derived(
     space_id: int, author: Owner, count: int, source: SourceStore, rng: np.random.Generator, progress: tqdm
 ) -> None:
     """Give the space `count` indexed memories by `author` copied from `source` in its order (from a
-    random start, wrapping around), as one client's conversation with turns seconds apart."""
+    random start, wrapping around), as one client's conversation with turns seconds apart. The
+    memories are inserted through `bulk_create`, which seals their texts, after their search
+    columns are derived; their chunks are copied."""
     dimension = source.vectors.shape[1]
     origin = int(rng.integers(len(source.memories)))
     gaps = np.cumsum(rng.uniform(*TURN_GAP_SECONDS, count))
     first = datetime.now(UTC) - timedelta(seconds=float(gaps[-1]) + 60)
-    defaults = column_defaults(Memory)
     for begin in range(0, count, COPY_BATCH):
         picks = [(origin + i) % len(source.memories) for i in range(begin, min(begin + COPY_BATCH, count))]
         with transaction.atomic(), connection.cursor() as cursor:
@@ -408,30 +398,25 @@ def store_derived(
                 content, tags, written_by, compression_status, attempts = source.memories[pick]
                 created = first + timedelta(seconds=float(gaps[begin + i]))
                 memories.append(
-                    defaults
-                    | {
-                        "id": memory_id,
-                        "public_id": uuid.uuid4(),
-                        "space_id": space_id,
-                        "author_id": author.pk,
-                        "content": content,
-                        "tags": tags,
-                        "written_by": written_by,
-                        "created_at": created,
-                        "updated_at": created,
-                        "indexing_status": IndexingStatus.INDEXED.value,
-                        "indexing_error": "",
-                        "indexing_attempts": attempts,
-                        "indexing_queued_at": created,
-                        "compression_status": compression_status,
-                        "compression_error": "",
-                        "pinned": False,
-                        "also_written_by": [],
-                    }
+                    Memory(
+                        id=memory_id,
+                        space_id=space_id,
+                        author_id=author.pk,
+                        content=content,
+                        tags=tags,
+                        written_by=written_by,
+                        created_at=created,
+                        updated_at=created,
+                        indexing_status=IndexingStatus.INDEXED,
+                        indexing_attempts=attempts,
+                        indexing_queued_at=created,
+                        compression_status=compression_status,
+                    )
                 )
                 rows = range(source.offsets[pick], source.offsets[pick + 1])
                 chunks += [(memory_id, row) for row in rows]
-            copy_rows(cursor, "memories_memory", memories)
+            derive_stored_forms(memories)
+            Memory.objects.bulk_create(memories)
             vectors = derived_vectors(source.vectors[[row for _, row in chunks]], rng).astype(">f2")
             copy_rows(
                 cursor,

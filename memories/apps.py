@@ -13,5 +13,8 @@ class MemoriesConfig(AppConfig):
 
         # Services send work through memories.indexing.queue, which cannot import the tasks: they call the services.
         queue.connect(
-            embed=tasks.embed_memories_task, compress=tasks.compress_memory_task, index_note=tasks.index_note_task
+            embed=tasks.embed_memories_task,
+            compress=tasks.compress_memory_task,
+            index_note=tasks.index_note_task,
+            rekey=tasks.rotate_space_key_task,
         )

@@ -13,6 +13,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from huey.contrib.djhuey import HUEY
 
+from memories.encryption.audit import SealedAudit
 from memories.indexing.embedding import configured_model_name
 from memories.indexing.lifecycle import MEMORIES, NOTES, IndexingCounts, indexing_counts
 from memories.indexing.vectors import serving_model_name
@@ -81,6 +82,30 @@ def worker_state() -> dict:
     return {"status": status, "last_heartbeat_seconds": round(age, 1)}
 
 
+_SEALED_AUDIT_KEY = "gnosem:sealed-audit"
+
+
+def sealed_audit_record(audit: SealedAudit) -> None:
+    """Keep the last check of the sealed values (memories.encryption.audit) for /healthz."""
+    cache.set(
+        _SEALED_AUDIT_KEY,
+        {"unreadable": len(audit.unreadable), "checked": audit.checked, "checked_at": audit.finished_at},
+        timeout=None,
+    )
+
+
+def encryption_state() -> dict:
+    """The last check of the sealed values: how many rows it opened, how many values did not
+    open, and when (None before the first check)."""
+    try:
+        last = cache.get(_SEALED_AUDIT_KEY)
+    except Exception as exc:
+        return {"unreadable": None, "checked": None, "checked_at": None, "error": type(exc).__name__}
+    if last is None:
+        return {"unreadable": None, "checked": None, "checked_at": None}
+    return {**last, "checked_at": last["checked_at"].isoformat() if last["checked_at"] else None}
+
+
 def health_report() -> dict:
     """`status` is ok, degraded (the queue, the worker or the embedding endpoint has a problem:
     writes are kept, indexing waits) or unavailable (the database cannot be reached); `problems`
@@ -123,6 +148,11 @@ def _report() -> dict:
         problems.append(f"embedding: {embedding['waiting_for_endpoint']} memories wait for the embedding endpoint")
     if embedding["notes_waiting_for_endpoint"]:
         problems.append(f"embedding: {embedding['notes_waiting_for_endpoint']} notes wait for the embedding endpoint")
+    encryption = encryption_state()
+    if encryption["unreadable"]:
+        problems.append(
+            f"encryption: {encryption['unreadable']} sealed values do not open (`manage.py checksealed` names them)"
+        )
     return {
         "status": "degraded" if problems else "ok",
         "problems": problems,
@@ -130,6 +160,7 @@ def _report() -> dict:
         "queue": queue,
         "worker": worker,
         "embedding": embedding,
+        "encryption": encryption,
     }
 
 

@@ -19,12 +19,12 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import F, Func, Q
-from django.db.models.functions import Length, Trim
+from django.db.models.functions import Length
 from django.db.models.lookups import GreaterThan, LessThanOrEqual
 from pgvector.django import HalfVectorField
 
 from accounts.models import MAX_SPACE_NAME_CHARS
-from memories.encryption.fields import SealedModel, SealedTextField
+from memories.encryption.fields import SealedModel, SealedTextField, UnreadableText
 from memories.vocabulary import KINDS, MAX_ENTITY_KEY_CHARS, MAX_ENTITY_NAME_CHARS
 
 MAX_CONTENT_CHARS = 50_000
@@ -56,7 +56,8 @@ class CompressionStatus(models.TextChoices):
 
 
 class TokenEstimate(Func):
-    """ceil(char_length / 4): the token estimate the design uses everywhere."""
+    """ceil(char_length / 4) of a plain text column: the token estimate the design uses everywhere,
+    as earlier migrations generate it (sealed texts carry their lengths, `TokensOfLength`)."""
 
     template = "((char_length(%(expressions)s) + 3) / 4)"
     output_field = models.IntegerField()
@@ -71,7 +72,8 @@ class TokensOfLength(Func):
 
 class TextLengthField(models.PositiveIntegerField):
     """The length in characters of another field's text (null with it), set whenever the row is
-    written: a sealed text's length, which the database cannot read."""
+    written: a sealed text's length, which the database cannot read. A text that did not open
+    keeps the length stored with it."""
 
     def __init__(self, *args: Any, of: str = "content", **kwargs: Any) -> None:
         self.of = of
@@ -84,14 +86,16 @@ class TextLengthField(models.PositiveIntegerField):
 
     def pre_save(self, model_instance: models.Model, add: bool) -> int | None:
         text = getattr(model_instance, self.of)
+        if isinstance(text, UnreadableText):
+            return getattr(model_instance, self.attname)
         length = None if text is None else len(text)
         setattr(model_instance, self.attname, length)
         return length
 
 
 class ContentTsvector(Func):
-    """The full-text vector of a text column: `gnosem_search_vector` (migration 0005), which
-    queries go through too."""
+    """The full-text vector of a plain text column: `gnosem_search_vector` (migration 0005), as
+    earlier migrations generate it (sealed texts carry a blind one, memories.encryption.blind_index)."""
 
     function = "gnosem_search_vector"
     output_field = SearchVectorField()
@@ -255,6 +259,12 @@ class Memory(SealedModel):
             memory.derived_from = (memory.space_id, memory.content)
         return memory
 
+    @classmethod
+    def rekeyed(cls, rows: Sequence[SealedModel]) -> None:
+        from memories.encryption.derived import derive_stored_forms
+
+        derive_stored_forms(rows)  # type: ignore[arg-type]  # rows of this model
+
     def save(self, *args: Any, **kwargs: Any) -> None:
         """Save, deriving the search columns again when the text or the space changed."""
         from memories.encryption.derived import DERIVED_FIELDS, derive_stored_forms, derived_changed
@@ -380,9 +390,11 @@ class NoteFormat(models.TextChoices):
     PDF = "pdf"
 
 
-class Note(models.Model):
+class Note(SealedModel):
     """A long document (a design doc, a runbook, meeting notes, a PDF's text) with a title and tags,
-    searched passage by passage (memories.notes.services). Embedded asynchronously like a memory."""
+    searched passage by passage (memories.notes.services). Embedded asynchronously like a memory.
+    Its title and text are sealed under its space's key (memories.encryption.fields); the database
+    holds their lengths, and generates the token estimate from the text's."""
 
     public_id = models.UUIDField(default=uuid.uuid4, db_index=True, editable=False)
     # The space it lives in, and the user who wrote it there (kept, as null, once their account is gone).
@@ -390,8 +402,10 @@ class Note(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    title = models.CharField(max_length=MAX_NOTE_TITLE_CHARS)
-    content = models.TextField()
+    title = SealedTextField(row=("public_id",))
+    content = SealedTextField(row=("public_id",))
+    title_chars = TextLengthField(of="title")
+    content_chars = TextLengthField(of="content")
     format = models.CharField(max_length=16, choices=NoteFormat.choices, default=NoteFormat.MARKDOWN)
     tags = ArrayField(models.CharField(max_length=MAX_TAG_CHARS), default=list, blank=True)
     created_at = models.DateTimeField()
@@ -402,7 +416,7 @@ class Note(models.Model):
     # When the note last entered the queue; the sweep re-queues what waits too long.
     indexing_queued_at = models.DateTimeField(null=True, blank=True)
     tokens = models.GeneratedField(
-        expression=TokenEstimate("content"), output_field=models.IntegerField(), db_persist=True
+        expression=TokensOfLength("content_chars"), output_field=models.IntegerField(), db_persist=True
     )
 
     class Meta:
@@ -412,10 +426,11 @@ class Note(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(fields=["space", "public_id"], name="note_public_id_unique_per_space"),
-            models.CheckConstraint(condition=GreaterThan(Length(Trim("title")), 0), name="note_title_not_blank"),
-            models.CheckConstraint(condition=GreaterThan(Length(Trim("content")), 0), name="note_content_not_blank"),
             models.CheckConstraint(
-                condition=LessThanOrEqual(Length("content"), MAX_NOTE_CHARS), name="note_content_size"
+                condition=Q(title_chars__gt=0, title_chars__lte=MAX_NOTE_TITLE_CHARS), name="note_title_size"
+            ),
+            models.CheckConstraint(
+                condition=Q(content_chars__gt=0, content_chars__lte=MAX_NOTE_CHARS), name="note_content_size"
             ),
             models.CheckConstraint(condition=Q(format__in=NoteFormat.values), name="note_format"),
             models.CheckConstraint(condition=Q(indexing_status__in=IndexingStatus.values), name="note_indexing_status"),
@@ -428,10 +443,11 @@ class Note(models.Model):
         return f"{self.title} ({self.public_id})"
 
 
-class NoteChunk(models.Model):
+class NoteChunk(SealedModel):
     """One passage of a note (memories.notes.chunking) embedded with one model: its span in the
-    note, the headings it sits under and the text searched (title, headings, passage), whose
-    full-text vector PostgreSQL derives."""
+    note, the headings it sits under and the text searched (title, headings, passage), both sealed
+    under the space's key, and that text's blind full-text vector (memories.encryption.blind_index),
+    derived as passages are stored (memories.encryption.derived.derive_passage_vectors)."""
 
     note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="chunks")
     # The note's space, repeated so that search filters passages before reading any note.
@@ -439,14 +455,14 @@ class NoteChunk(models.Model):
     position = models.PositiveIntegerField()
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
-    heading = models.CharField(max_length=MAX_NOTE_HEADING_CHARS, blank=True, default="")
-    text = models.TextField()
+    heading = SealedTextField(row=("note_id", "model", "position"))
+    text = SealedTextField(row=("note_id", "model", "position"))
     model = models.CharField(max_length=200)
     dimension = models.PositiveSmallIntegerField()
     embedding = HalfVectorField()
-    search_vector = models.GeneratedField(
-        expression=ContentTsvector("text"), output_field=SearchVectorField(), db_persist=True
-    )
+    # The text's blind full-text vector, under the space key of version `key_version`.
+    key_version = models.PositiveIntegerField()
+    search_vector = SearchVectorField()
 
     class Meta:
         db_table = "memories_note_chunk"
@@ -461,6 +477,12 @@ class NoteChunk(models.Model):
 
     def __str__(self) -> str:
         return f"passage {self.position} of note {self.note_id} ({self.model})"
+
+    @classmethod
+    def rekeyed(cls, rows: Sequence[SealedModel]) -> None:
+        from memories.encryption.derived import derive_passage_vectors
+
+        derive_passage_vectors(rows)  # type: ignore[arg-type]  # rows of this model
 
 
 class NoteMention(models.Model):

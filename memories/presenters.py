@@ -18,6 +18,7 @@ from memories.reading.budget import fit_to_budget, reading_tokens
 from memories.search.notes import NoteHit
 from memories.search.pipeline import SearchHit
 from memories.selectors import MemoryPage, SpaceSummary
+from memories.space_keys import SpaceKeyState
 
 Item = TypeVar("Item")
 
@@ -673,4 +674,36 @@ def invitation_to_dict(invitation: SpaceInvitation) -> dict[str, Any]:
         "created_by": _username(invitation.created_by),
         "created_at": invitation.created_at.isoformat(),
         "expires_at": invitation.expires_at.isoformat(),
+    }
+
+
+SPACE_KEY_SCHEMA = _object(
+    {
+        "space": {"type": "string", "description": "The space's name."},
+        "key_version": {
+            "type": "integer",
+            "description": "The version of the data key that seals everything written now (0: nothing sealed yet).",
+        },
+        "rotating": {
+            "type": "boolean",
+            "description": "Whether what older keys sealed is still being sealed again, or their time to go is not up.",
+        },
+        "sealed_under_newest": {
+            "type": "integer",
+            "description": "Rows (memories, versions, notes, passages) sealed under it.",
+        },
+        "total": {"type": "integer", "description": "Rows in all."},
+    },
+    ["space", "key_version", "rotating", "sealed_under_newest", "total"],
+)
+
+
+def space_key_to_dict(state: SpaceKeyState) -> dict[str, Any]:
+    """A space's key and rotation (SPACE_KEY_SCHEMA)."""
+    return {
+        "space": state.space.name,
+        "key_version": state.progress.version,
+        "rotating": state.rotating,
+        "sealed_under_newest": state.progress.done,
+        "total": state.progress.total,
     }

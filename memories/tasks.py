@@ -11,8 +11,10 @@ from django.conf import settings
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task, on_startup
 
-from memories import health, services
+from memories import health, services, space_keys
 from memories.compression import services as compression
+from memories.encryption.audit import sealed_audit
+from memories.encryption.rotation import rotation_continue
 from memories.graph import linking as graph
 from memories.indexing import lifecycle as indexing_lifecycle
 from memories.indexing import vector_indexes, vectors
@@ -116,6 +118,27 @@ def prune_entities_task() -> int:
 def record_consumer_start() -> None:
     """A consumer that just started (its models loaded) counts as a heartbeat for /healthz."""
     health.worker_heartbeat_record()
+
+
+@db_task(retries=2, retry_delay=60)
+def rotate_space_key_task(space_id: int) -> bool:
+    """Re-seal a space's memories and notes under its new key; whether the rotation is still under
+    way (its older keys wait for their time to be dropped: the periodic task ends it)."""
+    return rotation_continue(space_id) is not None
+
+
+@db_periodic_task(crontab(minute="*/10"))
+def rotations_continue_task() -> int:
+    """Every ten minutes: carry on key rotations (one a dead worker left part-way, older keys due to go)."""
+    return space_keys.rotations_continue()
+
+
+@db_periodic_task(crontab(minute="41", hour="3"))
+def sealed_audit_task() -> int:
+    """Every night: open every sealed value, for /healthz; how many do not open."""
+    audit = sealed_audit()
+    health.sealed_audit_record(audit)
+    return len(audit.unreadable)
 
 
 @db_periodic_task(crontab(minute="*"))

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from memories.mcp.views import mcp_endpoint
-from memories.views import entities, health, memories, notes, transfer
+from memories.views import entities, health, memories, notes, space_keys, transfer
 
 urlpatterns = [
     path("", memories.home, name="home"),
@@ -23,6 +23,7 @@ urlpatterns = [
     path("notes/<uuid:public_id>/", notes.note_detail, name="note_detail"),
     path("notes/<uuid:public_id>/edit", notes.note_edit, name="note_edit"),
     path("notes/<uuid:public_id>/delete", notes.note_delete_view, name="note_delete"),
+    path("spaces/<uuid:space_id>/key/rotate", space_keys.space_key_rotate_view, name="space_key_rotate"),
     path("export", transfer.export_download, name="export"),
     path("transfer/", transfer.transfer_page, name="transfer"),
     path("healthz", health.healthz, name="healthz"),

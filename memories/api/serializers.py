@@ -34,6 +34,7 @@ from memories.presenters import (
     SEMANTIC_HIT_SCHEMA,
     SEMANTIC_RESULTS_SCHEMA,
     SESSION_SCHEMA,
+    SPACE_KEY_SCHEMA,
     SPACE_SCHEMA,
     SPACES_SCHEMA,
     WRITTEN_MEMORY_SCHEMA,
@@ -112,6 +113,10 @@ class InvitationsOut(JsonSchemaShape):
 
 class IssuedInvitationOut(JsonSchemaShape):
     json_schema = ISSUED_INVITATION_SCHEMA
+
+
+class SpaceKeyOut(JsonSchemaShape):
+    json_schema = SPACE_KEY_SCHEMA
 
 
 class MemoryOut(JsonSchemaShape):

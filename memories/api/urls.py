@@ -10,6 +10,7 @@ urlpatterns = [
     path("spaces/<uuid:space_id>/members/<str:username>", views.SpaceMemberView.as_view(), name="api-space-member"),
     path("spaces/<uuid:space_id>/leave", views.SpaceLeaveView.as_view(), name="api-space-leave"),
     path("spaces/<uuid:space_id>/hand-over", views.SpaceHandOverView.as_view(), name="api-space-hand-over"),
+    path("spaces/<uuid:space_id>/key", views.SpaceKeyView.as_view(), name="api-space-key"),
     path("spaces/<uuid:space_id>/invitations", views.SpaceInvitationsView.as_view(), name="api-space-invitations"),
     path(
         "spaces/<uuid:space_id>/invitations/<uuid:invitation_id>",

@@ -61,6 +61,7 @@ from memories.presenters import (
     note_to_dict,
     search_results_to_dict,
     semantic_results_to_dict,
+    space_key_to_dict,
     space_to_dict,
     spaces_to_dict,
     written_memory_to_dict,
@@ -71,6 +72,7 @@ from memories.search.about import ABOUT_MIN_SIMILARITY
 from memories.search.notes import semantic_search
 from memories.search.pipeline import search_hybrid
 from memories.sharing import memory_share
+from memories.space_keys import space_key_rotate, space_key_state
 from memories.transfer.document import exceeds_import_limit, import_limit_description, parse_document
 from memories.transfer.export import export_response
 from memories.transfer.importing import import_memories
@@ -412,6 +414,31 @@ class SpaceHandOverView(APIView):
         space = _reached_space(request, space_id)
         space_hand_over(user=request.user, space_id=space.public_id, to=data.get("to"), actor_token=request.auth)
         return Response(members_to_dict(space.name, space_members(user=request.user, space_id=space.public_id)))
+
+
+class SpaceKeyView(APIView):
+    @extend_schema(
+        operation_id="spaces_key",
+        summary="The space's encryption key: its version, and how far a rotation is (owners)",
+        responses={200: shapes.SpaceKeyOut, **ANY_REQUEST_ERRORS, 403: SPACE_ERRORS[403], 404: SPACE_ERRORS[404]},
+    )
+    def get(self, request: TokenRequest, space_id: uuid.UUID) -> Response:
+        space = _reached_space(request, space_id)
+        return Response(space_key_to_dict(space_key_state(user=request.user, space_id=space.public_id)))
+
+    @extend_schema(
+        operation_id="spaces_key_rotate",
+        summary="Give the space a new encryption key and seal everything again under it, in the background (owners)",
+        description="Search and writes keep working meanwhile; GET shows the progress. A rotation under way is "
+        "answered as it stands.",
+        request=None,
+        responses={202: shapes.SpaceKeyOut, **ANY_REQUEST_ERRORS, 403: SPACE_ERRORS[403], 404: SPACE_ERRORS[404]},
+    )
+    def post(self, request: TokenRequest, space_id: uuid.UUID) -> Response:
+        space = _reached_space(request, space_id)
+        space_key_rotate(user=request.user, space_id=space.public_id, actor_token=request.auth)
+        state = space_key_state(user=request.user, space_id=space.public_id)
+        return Response(space_key_to_dict(state), status=status.HTTP_202_ACCEPTED)
 
 
 class SpaceInvitationsView(APIView):

@@ -1,8 +1,9 @@
 """What a memory's row holds derived from its text, which the database cannot read (it is
 sealed, memories.encryption.fields): the blind full-text vector and its length
 (memories.encryption.blind_index), the keyed digest that finds the same text written again, and
-whether the text ends with a question mark. `Memory.save` derives them when the text changed;
-writers that insert in bulk call `derive_stored_forms` first.
+whether the text ends with a question mark; and a note passage's blind vector. `Memory.save`
+derives a memory's when its text or space changed; writers that insert in bulk call
+`derive_stored_forms` (or, for passages, `derive_passage_vectors`) first.
 """
 
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ from memories.encryption.blind_index import analyse, blind_vector
 from memories.encryption.keys import DataKey, current_key
 
 if TYPE_CHECKING:
-    from memories.models import Memory
+    from memories.models import Memory, NoteChunk
 
 DERIVED_FIELDS = ("key_version", "search_vector", "search_length", "content_digest", "is_question")
 # Hex digits of the text digest kept (128 bits).
@@ -42,3 +43,15 @@ def derived_changed(memory: "Memory") -> bool:
     """Whether the memory's text or space differs from those its derived columns were made from
     (another space's key indexes it differently)."""
     return memory.derived_from != (memory.space_id, memory.content)
+
+
+def derive_passage_vectors(chunks: "Sequence[NoteChunk]") -> None:
+    """Set each passage's blind full-text vector (memories.encryption.blind_index) from its text,
+    under its space's current key; the distinct texts are analysed in one query."""
+    texts = list(dict.fromkeys(chunk.text for chunk in chunks))
+    analyses = dict(zip(texts, analyse(texts), strict=True))
+    keys: dict[int, DataKey] = {}
+    for chunk in chunks:
+        key = keys.get(chunk.space_id) or keys.setdefault(chunk.space_id, current_key(chunk.space_id))
+        chunk.key_version = key.version
+        chunk.search_vector = blind_vector(key, analyses[chunk.text])

@@ -145,3 +145,8 @@ class SealedModel(models.Model):
         instance = super().from_db(db, field_names, values, **kwargs)
         open_sealed_fields(instance)
         return instance
+
+    @classmethod
+    def rekeyed(cls, rows: "Sequence[SealedModel]") -> None:
+        """Derive again, under their spaces' current keys, what these rows keep derived from their
+        texts, before they are saved under those keys (memories.encryption.rotation); nothing by default."""

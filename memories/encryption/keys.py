@@ -129,6 +129,36 @@ def space_key_create(space_id: int) -> None:
         _cache[(space_id, 1)] = (wrapped, DataKey(space_id, 1, material))
 
 
+def space_key_add(space_id: int) -> int:
+    """Give the space a new data key, the next version, which seals and indexes everything from
+    now on (memories.encryption.rotation re-seals what older ones sealed); returns its version.
+    The space's keys are locked meanwhile, so two rotations started at once add one key each in turn."""
+    ensure_master_key_verified()
+    master = master_key()
+    with transaction.atomic():
+        versions = list(
+            _space_keys().objects.select_for_update().filter(space_id=space_id).values_list("version", flat=True)
+        )
+        version = max(versions, default=0) + 1
+        material = secrets.token_bytes(KEY_BYTES)
+        wrapped = _wrap(master, space_id, version, material)
+        _space_keys().objects.create(space_id=space_id, version=version, wrapped=wrapped, master_id=master_id(master))
+    return version
+
+
+def space_keys_drop_older(space_id: int, version: int) -> int:
+    """Delete the space's keys older than `version` (nothing is sealed under them any more);
+    returns how many went. Locked like `space_key_add`."""
+    with transaction.atomic():
+        older = _space_keys().objects.select_for_update().filter(space_id=space_id, version__lt=version)
+        list(older.values_list("pk", flat=True))
+        dropped, _ = older.delete()
+    with _lock:
+        for cached in [cached for cached in _cache if cached[0] == space_id and cached[1] < version]:
+            del _cache[cached]
+    return dropped
+
+
 def forget_cached_keys() -> None:
     """Empty the process's cache of unwrapped keys (after the keys' table was made anew)."""
     with _lock:

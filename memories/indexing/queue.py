@@ -23,10 +23,10 @@ CLAIM_BATCHES = 4
 TASKS: dict[str, TaskWrapper] = {}
 
 
-def connect(*, embed: TaskWrapper, compress: TaskWrapper, index_note: TaskWrapper) -> None:
-    """Send indexing to `embed(memory_ids)`, compression to `compress(memory_id)` and a note's
-    indexing to `index_note(note_id)`."""
-    TASKS.update(embed=embed, compress=compress, index_note=index_note)
+def connect(*, embed: TaskWrapper, compress: TaskWrapper, index_note: TaskWrapper, rekey: TaskWrapper) -> None:
+    """Send indexing to `embed(memory_ids)`, compression to `compress(memory_id)`, a note's
+    indexing to `index_note(note_id)` and a space's re-sealing under its new key to `rekey(space_id)`."""
+    TASKS.update(embed=embed, compress=compress, index_note=index_note, rekey=rekey)
 
 
 def indexing_batch_size() -> int:
@@ -54,6 +54,11 @@ def enqueue_note_indexing(note_ids: Sequence[int]) -> None:
     note has up to a thousand or two passages)."""
     for note_id in note_ids:
         _send_on_commit("index_note", note_id)
+
+
+def enqueue_key_rotation(space_id: int) -> None:
+    """Queue the re-sealing of a space under its new key once the current transaction commits."""
+    _send_on_commit("rekey", space_id)
 
 
 def _send_on_commit(kind: str, *args: object) -> None:

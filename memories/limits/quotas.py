@@ -28,7 +28,7 @@ from functools import partial
 
 from django.conf import settings
 from django.db.models import Count, Expression, F, Sum
-from django.db.models.functions import Coalesce, Length
+from django.db.models.functions import Coalesce
 
 from gnosem.errors import QuotaExceeded
 from gnosem.types import Owner
@@ -123,8 +123,7 @@ def _sums(
 
 def _stored(*, characters: bool = True, tokens: bool = True, **whose: object) -> dict[str, Stored]:
     """What is stored by kind, of the memories and notes matching `whose` (`author=` a user, or
-    `space_id=` a space), in three queries; characters or tokens not asked for are 0 (summing a
-    text's length reads all of it, and a note may hold megabytes)."""
+    `space_id=` a space), in three queries; characters or tokens not asked for are not summed: 0."""
     wanted = {"characters": characters, "tokens": tokens}
     totals = Memory.objects.filter(**whose).aggregate(
         memories_count=Count("id"),
@@ -133,7 +132,7 @@ def _stored(*, characters: bool = True, tokens: bool = True, **whose: object) ->
         **_sums("compressed", "optimized_chars", "tokens_optimized", **wanted),
     )
     totals |= Note.objects.filter(**whose).aggregate(
-        notes_count=Count("id"), **_sums("notes", Length("content"), "tokens", **wanted)
+        notes_count=Count("id"), **_sums("notes", "content_chars", "tokens", **wanted)
     )
     if characters or tokens:  # a memory's earlier versions never count as items
         of_memory = {f"memory__{field}": value for field, value in whose.items()}

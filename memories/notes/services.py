@@ -16,13 +16,21 @@ from django.utils import timezone
 from accounts.reach import Actor, reach_of, user_of
 from gnosem.errors import NotFound, ValidationError
 from gnosem.labels import label_problem
+from memories.encryption.derived import derive_passage_vectors
 from memories.graph.linking import notes_link
 from memories.indexing import lifecycle as indexing_lifecycle
 from memories.indexing import vectors
 from memories.indexing.lifecycle import NOTES
 from memories.indexing.queue import enqueue_note_indexing
 from memories.limits.quotas import quota_check, text_growth, token_estimate
-from memories.models import MAX_NOTE_TITLE_CHARS, IndexingStatus, Note, NoteChunk, NoteFormat
+from memories.models import (
+    MAX_NOTE_HEADING_CHARS,
+    MAX_NOTE_TITLE_CHARS,
+    IndexingStatus,
+    Note,
+    NoteChunk,
+    NoteFormat,
+)
 from memories.notes.chunking import note_passages, passage_for_embedding
 from memories.selectors import decode_cursor, encode_cursor
 from memories.validation import clean_limit, clean_tags
@@ -248,7 +256,7 @@ def _embed_and_store(claimed: list[Note]) -> int:
                 position=position,
                 start=passage.start,
                 end=passage.end,
-                heading=passage.heading[:200],
+                heading=passage.heading[:MAX_NOTE_HEADING_CHARS],
                 text=text,
                 model=embedder.name,
                 dimension=embedder.dimension,
@@ -256,6 +264,7 @@ def _embed_and_store(claimed: list[Note]) -> int:
             )
             for position, (passage, text, vector) in enumerate(zip(passages, texts, embedded, strict=True))
         ]
+    derive_passage_vectors(chunks)
     digest = _digest(note.title, note.content)
     with transaction.atomic():
         # Under the lock note_delete and note_update take first: a note deleted meanwhile is not found.

@@ -44,10 +44,15 @@ class About:
     by_meaning: bool
 
 
+def holding_every_word(*, space_ids: list[int], topic: str) -> Q:
+    """The memories of these spaces holding every word of `topic`, as a condition on memories."""
+    terms = blind_query(topic, space_ids)
+    return Q(id__in=RawSQL(_BY_WORDS_SQL, [terms.spaces, terms.lexemes, terms.versions]))
+
+
 def about(*, space_ids: list[int], topic: str, min_similarity: float = ABOUT_MIN_SIMILARITY) -> About:
     """The memories of these spaces about `topic`, as a condition on memories."""
-    terms = blind_query(topic, space_ids)
-    by_words = Q(id__in=RawSQL(_BY_WORDS_SQL, [terms.spaces, terms.lexemes, terms.versions]))
+    by_words = holding_every_word(space_ids=space_ids, topic=topic)
     model_name, vector = query_embedding(topic)
     if vector is None:
         return About(by_words, by_meaning=False)

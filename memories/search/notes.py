@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 from pgvector import Vector
 
 from accounts.reach import Actor, Reach, reach_of
 from gnosem.errors import ValidationError
+from memories.encryption.blind_index import BLIND_TERMS_SQL, BlindQuery, blind_query
 from memories.indexing.vectors import serving_model_name
 from memories.models import Note, NoteChunk
 from memories.search.pipeline import SearchHit, query_embedding, search_hybrid
@@ -36,29 +38,39 @@ _VECTOR_SQL = """
     LIMIT %(limit)s
 """
 # BM25 over the searched spaces' passages (of the serving model), the document frequencies counted from the
-# full-text index for the query's few terms.
+# full-text index for the query's few terms. A passage's index holds its lexemes as digests under its
+# space's key (memories.encryption.blind_index): each term is looked up by its variants, one per
+# space and key version, and a passage matches a term through the variants of its own space.
 _KEYWORD_SQL = """
-    WITH terms AS MATERIALIZED (
-        SELECT DISTINCT lexeme, quote_literal(lexeme)::tsquery AS word
-        FROM unnest(tsvector_to_array(gnosem_search_vector(%(query)s))) AS lexeme
+    WITH variants AS MATERIALIZED (
+        SELECT * FROM {blind_terms}
+    ),
+    term_queries AS MATERIALIZED (
+        SELECT term, space_id, string_agg(quote_literal(lexeme), ' | ')::tsquery AS words
+        FROM variants GROUP BY term, space_id
+    ),
+    space_queries AS MATERIALIZED (
+        SELECT space_id, string_agg(quote_literal(lexeme), ' | ')::tsquery AS words FROM variants GROUP BY space_id
     ),
     corpus AS MATERIALIZED (
         SELECT count(*)::float8 AS n, greatest(avg(length(c.search_vector)), 1) AS avgdl
         FROM memories_note_chunk c WHERE c.space_id = ANY(%(spaces)s) AND c.model = %(model)s
     ),
     statistics AS MATERIALIZED (
-        SELECT t.lexeme, ln(1 + (corpus.n - d.df + 0.5) / (d.df + 0.5)) AS idf
-        FROM terms t CROSS JOIN corpus
+        -- A term's document frequency, summed over the spaces (a passage lies in one).
+        SELECT q.term, ln(1 + (corpus.n - sum(d.df) + 0.5) / (sum(d.df) + 0.5)) AS idf
+        FROM term_queries q CROSS JOIN corpus
         CROSS JOIN LATERAL (
             SELECT count(*)::float8 AS df FROM memories_note_chunk c
-            WHERE c.space_id = ANY(%(spaces)s) AND c.model = %(model)s AND c.search_vector @@ t.word
+            WHERE c.space_id = q.space_id AND c.model = %(model)s AND c.search_vector @@ q.words
         ) d
+        GROUP BY q.term, corpus.n
     ),
     matching AS (
-        SELECT c.id, c.note_id, c.search_vector, {similarity} AS similarity
-        FROM memories_note_chunk c {join}
-        WHERE c.space_id = ANY(%(spaces)s) AND c.model = %(model)s {filters}
-          AND c.search_vector @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
+        SELECT c.id, c.note_id, c.space_id, c.search_vector, {similarity} AS similarity
+        FROM space_queries q
+        JOIN memories_note_chunk c ON c.space_id = q.space_id AND c.search_vector @@ q.words {join}
+        WHERE c.model = %(model)s {filters}
     )
     SELECT m.id, m.note_id, sum(
         s.idf * (cardinality(u.positions) * ({k1} + 1))
@@ -66,7 +78,8 @@ _KEYWORD_SQL = """
     ) AS rank, m.similarity, sum(s.idf) / (SELECT sum(idf) FROM statistics) AS coverage
     FROM matching m
     CROSS JOIN LATERAL unnest(m.search_vector) AS u (lexeme, positions, weights)
-    JOIN statistics s ON s.lexeme = u.lexeme
+    JOIN variants v ON v.space_id = m.space_id AND v.lexeme = u.lexeme
+    JOIN statistics s ON s.term = v.term
     CROSS JOIN corpus
     GROUP BY m.id, m.note_id, m.similarity
     ORDER BY rank DESC, m.id
@@ -114,7 +127,6 @@ def note_search(
     reach = reach_of(owner)
     params: dict[str, int | str | list[str] | list[int]] = {
         "spaces": reach.space_ids,
-        "query": query,
         "limit": top_k * PASSAGES_PER_RESULT,
         "tags": tags,
     }
@@ -131,11 +143,24 @@ def note_search(
             cursor.execute(_VECTOR_SQL.format(join=join, filters=filters), params)
             rankings["vector"] = cursor.fetchall()
         if "keyword" in signals:
-            similarity = "1 - (c.embedding <=> %(vector)s::halfvec)" if use_vector else "NULL::float8"
-            statement = _KEYWORD_SQL.format(join=join, filters=filters, similarity=similarity, k1=BM25_K1, b=BM25_B)
-            cursor.execute(statement, params)
-            rankings["keyword"] = cursor.fetchall()
+            terms = blind_query(query, reach.space_ids)
+            rankings["keyword"] = _keyword_passages(cursor, terms, params, join, filters, use_vector=use_vector)
     return _fused(reach, rankings, top_k)
+
+
+def _keyword_passages(
+    cursor: CursorWrapper, terms: BlindQuery, params: dict, join: str, filters: str, *, use_vector: bool
+) -> list[tuple]:
+    """(passage, note, BM25, cosine or None, coverage) of the passages best matching the query's
+    terms, best first; none for a query without terms (stop words only)."""
+    if not terms:
+        return []
+    similarity = "1 - (c.embedding <=> %(vector)s::halfvec)" if use_vector else "NULL::float8"
+    statement = _KEYWORD_SQL.format(
+        blind_terms=BLIND_TERMS_SQL, join=join, filters=filters, similarity=similarity, k1=BM25_K1, b=BM25_B
+    )
+    cursor.execute(statement, params | terms.params())
+    return cursor.fetchall()
 
 
 @dataclass
@@ -178,7 +203,7 @@ def _fused(reach: Reach, rankings: dict[str, list[tuple]], top_k: int) -> list[N
     chosen = list(best.values())[:top_k]
     notes = Note.objects.filter(space_id__in=reach.space_ids).in_bulk([passage.note_id for passage in chosen])
     chunks = NoteChunk.objects.filter(id__in=[passage.chunk_id for passage in chosen])
-    spans = chunks.only("id", "start", "end", "heading").in_bulk()
+    spans = chunks.defer("text", "embedding", "search_vector").in_bulk()
     top = max(scores[chosen[0].chunk_id], 0.0) if chosen else 0.0
     return [
         NoteHit(

@@ -1,11 +1,13 @@
-"""`{% space_contents space as held %}`: what one of the signed-in user's spaces holds, and
-`{% space_quota space as quota %}` its quota, for the account pages, which may not import
-`memories` themselves (accounts stands below it)."""
+"""`{% space_contents space as held %}`: what one of the signed-in user's spaces holds,
+`{% space_quota space as quota %}` its quota, and `{% space_key_rotation space as rotation %}`
+its key rotation under way, for the account pages, which may not import `memories` themselves
+(accounts stands below it)."""
 
 from django import template
 from django.template import Context
 
 from accounts.models import Space
+from memories.encryption.rotation import Rotation, rotation_of
 from memories.limits.quotas import QuotaUsage, space_quota_usage
 from memories.models import SpaceQuota
 from memories.selectors import SpaceSummary, space_summaries
@@ -23,6 +25,12 @@ def space_contents(context: Context, space: Space) -> SpaceSummary | None:
         summaries = space_summaries(context["request"].user)
         held = context.render_context[_HELD] = {summary.space.id: summary for summary in summaries}
     return held.get(space.pk)
+
+
+@register.simple_tag
+def space_key_rotation(space: Space) -> Rotation | None:
+    """The space's key rotation under way (how many of its rows are sealed under the new key), or None."""
+    return rotation_of(space.pk)
 
 
 @register.simple_tag

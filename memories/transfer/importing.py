@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 
 from django.db import transaction
 from django.db.models import QuerySet
-from django.db.models.functions import MD5
 from django.utils import timezone
 
 from accounts.models import MAX_SPACE_NAME_CHARS, Space
@@ -153,7 +152,12 @@ class _NoteEntry:
 
     @property
     def key(self) -> tuple[str, str, datetime]:
-        return self.title, hashlib.md5(self.content.encode()).hexdigest(), self.created_at
+        return _note_key(self.title, self.content, self.created_at)
+
+
+def _note_key(title: str, content: str, created_at: datetime) -> tuple[str, str, datetime]:
+    """What an imported note is recognised by: its title, its exact text's digest and its creation time."""
+    return title, hashlib.md5(content.encode()).hexdigest(), created_at
 
 
 def _check_storable_text(item: dict[str, Any], fields: tuple[str, ...] = MEMORY_FIELDS) -> None:
@@ -579,18 +583,14 @@ def _existing_keys(space: Reach, entries: list[_Entry]) -> set[tuple[str, dateti
 
 def _existing_note_keys(space: Reach, entries: list[_NoteEntry]) -> set[tuple[str, str, datetime]]:
     """(title, content digest, creation time) of the target space's notes in the file's time span: the
-    duplicate check, as for memories."""
+    duplicate check, as for memories (each note opened and digested here, a batch at a time)."""
     if not entries:
         return set()
-    return set(
-        notes_of(space)
-        .filter(
-            created_at__gte=min(entry.created_at for entry in entries),
-            created_at__lte=max(entry.created_at for entry in entries),
-        )
-        .annotate(digest=MD5("content"))
-        .values_list("title", "digest", "created_at")
+    in_span = notes_of(space).filter(
+        created_at__gte=min(entry.created_at for entry in entries),
+        created_at__lte=max(entry.created_at for entry in entries),
     )
+    return {_note_key(note.title, note.content, note.created_at) for note in in_span.iterator(chunk_size=note_batch())}
 
 
 def _taken_ids(

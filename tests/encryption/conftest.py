@@ -1,11 +1,12 @@
 """Fixtures of the encryption tests: master keys to configure, the spaces of the owner, the
-stranger and the lead, and a process that has cached no key and compared no master key yet."""
+stranger and the lead (without keys yet), and a process that has cached no key and compared no master key yet."""
 
 import base64
 
 import pytest
 
 from memories.encryption import keys, master
+from memories.models import SpaceKey
 
 OLD_MASTER = bytes(range(32))
 NEW_MASTER = bytes(range(100, 132))
@@ -32,16 +33,24 @@ def old_master(settings) -> bytes:
     return OLD_MASTER
 
 
+def keyless(space_id: int) -> int:
+    """The space without the key it was made with, as a space made before spaces had keys: its
+    first key is made when something is first sealed there."""
+    SpaceKey.objects.filter(space_id=space_id).delete()
+    keys.forget_cached_keys()
+    return space_id
+
+
 @pytest.fixture
 def space_a(owner) -> int:
-    return owner.personal_space.id
+    return keyless(owner.personal_space.id)
 
 
 @pytest.fixture
 def space_b(stranger) -> int:
-    return stranger.personal_space.id
+    return keyless(stranger.personal_space.id)
 
 
 @pytest.fixture
 def space_c(lead) -> int:
-    return lead.personal_space.id
+    return keyless(lead.personal_space.id)

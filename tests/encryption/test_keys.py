@@ -9,6 +9,7 @@ from contextlib import suppress
 import pytest
 from django.db import connection, transaction
 
+from accounts.spaces import team_space_create
 from memories.encryption import keys
 from memories.encryption.cipher import Unreadable
 from memories.encryption.keys import current_key, key_for, readable_keys
@@ -163,3 +164,10 @@ def test_a_mac_is_the_same_for_the_same_space_purpose_and_data_only(space_a, spa
     assert key_a.mac("term", "postgresql") != digest
     assert key_a.mac("entity", "postgres") != digest
     assert current_key(space_b).mac("term", "postgres") != digest
+
+
+def test_a_space_is_made_with_its_first_key_which_the_process_has_at_hand(owner, django_assert_num_queries):
+    space = team_space_create(user=owner, name="Research")
+    assert list(SpaceKey.objects.filter(space=space).values_list("version", flat=True)) == [1]
+    with django_assert_num_queries(0):
+        key_for(space.pk, 1)

@@ -83,5 +83,5 @@ def test_rotation_from_a_key_the_data_is_not_encrypted_with_is_refused(settings,
 
 
 def test_the_command_says_what_to_rotate(command):
-    with pytest.raises(CommandError, match="one of the arguments --master is required"):
+    with pytest.raises(CommandError, match="one of the arguments --master --space is required"):
         command("rotatekeys")

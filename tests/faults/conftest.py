@@ -3,9 +3,10 @@
 Each served instance has a data folder of its own next to the test run's (GNOSEM_DATA_DIR-faults-*),
 its own port, and a scripted chat server standing in for the remote LLM. Tests talk to it only over
 HTTP with an API token, read its database directly to see what the worker is doing, and send
-signals to its processes: nothing is mocked. The instances are shared by the tests of a session
-(starting one costs a migrate and two model loads), so each test marks its memories with a word of
-its own.
+signals to its processes: nothing is mocked. Memories are sealed in that database, so a test finds
+its own there by the ids the server answered, never by their text. The instances are shared by
+the tests of a session (starting one costs a migrate and two model loads), so each test marks its
+memories with a word of its own.
 """
 
 import contextlib

@@ -138,11 +138,12 @@ class Cluster(Served):
         with psycopg.connect(host=str(self.socket_dir), user="postgres", dbname="postgres", autocommit=True) as db:
             db.execute(f'DROP DATABASE IF EXISTS "{self.database_name}" WITH (FORCE)')
 
-    def counts(self, like: str) -> dict[str, int]:
-        """Memories whose content matches `like`, by indexing status."""
+    def counts(self, ids: list[str]) -> dict[str, int]:
+        """The memories with these ids, by indexing status."""
         with self.database() as db:
             rows = db.execute(
-                "SELECT indexing_status, count(*) FROM memories_memory WHERE content LIKE %s GROUP BY 1", [like]
+                "SELECT indexing_status, count(*) FROM memories_memory WHERE public_id = ANY(%s::uuid[]) GROUP BY 1",
+                [ids],
             ).fetchall()
         return dict(rows)
 
@@ -217,17 +218,20 @@ def test_writes_succeed_while_redis_is_down_and_are_indexed_once_it_is_back(clus
         assert health.status_code == 200
         assert health.json()["status"] == "degraded"
         assert any(problem.startswith("queue: error") for problem in health.json()["problems"])
-    assert cluster.counts(f"{word}d%") == {"pending": len(FACTS)}  # no consumer can reach them
+    written_while_down = [memory_id for memory_id, text in tally.acknowledged.items() if text.startswith(f"{word}d")]
+    assert cluster.counts(written_while_down) == {"pending": len(FACTS)}  # no consumer can reach them
 
     # Back, empty (NOSAVE): nothing queued survived, the consumers reconnect and the sweep sends
     # what waits. No further write is needed to pull them in.
     redis_server.start()
     cluster.check_everything_acknowledged_is_kept(tally, "Redis stopped (REST, MCP)", search_for=questions.get)
 
+    (long_id,) = [memory_id for memory_id, text in tally.acknowledged.items() if text == long_content]
+
     def compressed() -> bool:
         with cluster.database() as db:
             (status,) = db.execute(
-                "SELECT compression_status FROM memories_memory WHERE content = %s", [long_content]
+                "SELECT compression_status FROM memories_memory WHERE public_id = %s", [long_id]
             ).fetchone()
         return status == "compressed"
 
@@ -253,13 +257,14 @@ def test_a_consumer_killed_mid_batch_loses_nothing_while_the_other_carries_on(cl
 
     def claimed_since_pause() -> int:
         """Memories of the burst that are claimed and not stored yet."""
+        burst = [memory_id for memory_id, text in tally.acknowledged.items() if number_of(text) >= PAUSE_AT]
         with cluster.database() as db:
-            rows = db.execute(
-                "SELECT content FROM memories_memory WHERE indexing_status = 'pending' "
-                "AND indexing_lease_until > now() AND content LIKE %s",
-                [f"Note {word}n%"],
-            ).fetchall()
-        return sum(number_of(text) >= PAUSE_AT for (text,) in rows)
+            (claimed,) = db.execute(
+                "SELECT count(*) FROM memories_memory WHERE indexing_status = 'pending' "
+                "AND indexing_lease_until > now() AND public_id = ANY(%s::uuid[])",
+                [burst],
+            ).fetchone()
+        return claimed
 
     started = time.monotonic()
     for number in range(PAUSE_AT):

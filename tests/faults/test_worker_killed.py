@@ -29,21 +29,22 @@ def test_a_worker_killed_mid_batch_is_restarted_and_nothing_is_lost(served):
         served.write(tally, content(word, number))
 
     # Kill it while it holds a claim on memories it has not stored yet.
+    written = list(tally.acknowledged)
     with served.database() as db:
 
         def mid_batch() -> bool:
             (claimed,) = db.execute(
                 "SELECT count(*) FROM memories_memory WHERE indexing_status = 'pending' "
-                "AND indexing_lease_until > now() AND content LIKE %s",
-                [f"Note {word}%"],
+                "AND indexing_lease_until > now() AND public_id = ANY(%s::uuid[])",
+                [written],
             ).fetchone()
             return claimed > 0
 
         served.wait_for(mid_batch, 60, "claimed batch", interval=0.05)
         os.kill(worker, signal.SIGKILL)
         (orphaned,) = db.execute(
-            "SELECT count(*) FROM memories_memory WHERE indexing_status = 'pending' AND content LIKE %s",
-            [f"Note {word}%"],
+            "SELECT count(*) FROM memories_memory WHERE indexing_status = 'pending' AND public_id = ANY(%s::uuid[])",
+            [written],
         ).fetchone()
     assert orphaned > 0
 

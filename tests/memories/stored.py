@@ -1,11 +1,12 @@
 """Writing a memory's columns directly, as a worker would, for tests that need a state no service
-call leaves: through `save`, which seals its texts (a queryset's `update` may not)."""
+call leaves: through `save`, which seals its texts (a queryset's `update` may not). Memories and
+notes found by their sealed texts, which no query can match."""
 
 from collections.abc import Callable
 
 from memories.encryption.blind_index import blind_lexeme
 from memories.encryption.keys import current_key
-from memories.models import Memory
+from memories.models import Memory, Note
 
 
 def store(memory_id: int, **fields: object) -> Memory:
@@ -32,6 +33,11 @@ def with_text(text: str, **filters: object) -> Memory:
     """The one memory matching `filters` with exactly this text."""
     (memory,) = matching(lambda content: content == text, **filters)
     return memory
+
+
+def notes_titled(title: str, **filters: object) -> list[Note]:
+    """The notes matching `filters` with exactly this title, in id order."""
+    return [note for note in Note.objects.filter(**filters).order_by("pk") if note.title == title]
 
 
 def blind(space_id: int, lexeme: str) -> str:

@@ -7,6 +7,7 @@ import math
 from collections import Counter
 
 import pytest
+from django.core.management.base import CommandError
 from django.db import connection
 
 from memories import services, sharing
@@ -138,8 +139,8 @@ def test_a_tampered_memory_reads_as_unreadable_and_saving_it_keeps_its_bytes(own
     reread.pinned = True
     reread.save()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT content FROM memories_memory WHERE id = %s", [memory.pk])
-        assert bytes(cursor.fetchone()[0]) == tampered
+        cursor.execute("SELECT content, content_chars FROM memories_memory WHERE id = %s", [memory.pk])
+        assert cursor.fetchone() == (tampered, len(PLANTED))
 
 
 @pytest.mark.django_db
@@ -164,3 +165,26 @@ def test_a_memory_moved_to_another_space_is_sealed_and_indexed_under_that_space(
     assert not SpaceTermStatistic.objects.filter(space_id=personal, df__gt=0).exists()
     found = keyword_ranking(space_ids=[team.pk], query="Brackenbury", filters=MemoryFilters(), limit=5)
     assert [item.memory_id for item in found] == [moved.pk]
+
+
+@pytest.mark.django_db
+def test_checksealed_names_what_does_not_open_and_healthz_counts_it(owner, command, client, settings):
+    settings.GNOSEM_HEALTHZ_DETAILS = True
+    kept = services.memory_write(owner=owner, content="A memory that opens.")
+    tampered = services.memory_write(owner=owner, content=PLANTED)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memories_memory SET content = (SELECT content FROM memories_memory WHERE id = %s) WHERE id = %s",
+            [kept.pk, tampered.pk],
+        )
+
+    with pytest.raises(CommandError, match=r"1 of \d+ rows hold a value that does not open"):
+        command("checksealed")
+    report = client.get("/healthz").json()
+    assert report["status"] == "degraded" and report["encryption"]["unreadable"] == 1
+    assert any("sealed values do not open" in problem for problem in report["problems"])
+
+    Memory.objects.get(pk=tampered.pk).delete()
+    stdout, _ = command("checksealed")
+    assert "rows open." in stdout
+    assert client.get("/healthz").json()["encryption"]["unreadable"] == 0

@@ -66,6 +66,7 @@ from accounts.spaces import (
 from accounts.tokens import token_create
 from gnosem.errors import NotFound, PermissionDenied, ValidationError
 from memories import selectors, services, sharing
+from memories.encryption.fields import open_value
 from memories.models import Chunk, Entity, IndexingStatus, Memory
 from memories.presenters import spaces_to_dict
 from memories.reading.counting import memory_count
@@ -380,6 +381,9 @@ def world(db, settings, django_capture_on_commit_callbacks) -> World:
 # --- one example -------------------------------------------------------------------------------
 
 
+CONTENT = Memory._meta.get_field("content")
+
+
 class Run:
     """One example: steps drawn from `rng`, each checked against the model, which it then updates."""
 
@@ -389,6 +393,7 @@ class Run:
         self.gone: list[uuid.UUID] = []  # ids deleted in this example, still tried
         self.serial = iter(range(10_000, 10**9))
         self.space_pks = [space.pk for space in world.spaces.values()]
+        self.texts: dict[bytes, str] = {}  # memories' texts by their ciphertexts (`opened`)
 
     def step(self) -> None:
         rng = self.rng
@@ -901,13 +906,23 @@ class Run:
                 "SELECT space_id, public_id, content, author_id FROM memories_memory WHERE space_id = ANY(%s)",
                 [self.space_pks],
             )
-            rows = set(cursor.fetchall())
+            rows = {
+                (space_id, public_id, self.opened(space_id, public_id, bytes(sealed)), author_id)
+                for space_id, public_id, sealed, author_id in cursor.fetchall()
+            }
         expected = {
             (self.world.spaces[key].pk, public_id, held.content, self.world.users[self.model.authors[public_id]].pk)
             for key, memories in self.model.held.items()
             for public_id, held in memories.items()
         }
         expect(rows == expected, f"memories changed out of turn: {rows ^ expected}")
+
+    def opened(self, space_id: int, public_id: uuid.UUID, sealed: bytes) -> str:
+        """A memory's sealed text, opened once per ciphertext (a row keeps it until its text or space changes)."""
+        text = self.texts.get(sealed)
+        if text is None:
+            text = self.texts[sealed] = open_value(Memory(space_id=space_id, public_id=public_id), CONTENT, sealed)
+        return text
 
     def check_members(self) -> None:
         rows = set(Membership.objects.filter(space_id__in=self.space_pks).values_list("space_id", "user_id", "role"))

@@ -53,6 +53,7 @@ SPACE_MEMBERS = "/api/v1/spaces/{space_id}/members"
 SPACE_MEMBER = "/api/v1/spaces/{space_id}/members/{username}"
 SPACE_LEAVE = "/api/v1/spaces/{space_id}/leave"
 SPACE_HAND_OVER = "/api/v1/spaces/{space_id}/hand-over"
+SPACE_KEY = "/api/v1/spaces/{space_id}/key"
 INVITATIONS = "/api/v1/spaces/{space_id}/invitations"
 INVITATION = "/api/v1/spaces/{space_id}/invitations/{invitation_id}"
 ACCEPT = "/api/v1/invitations/accept"
@@ -670,6 +671,11 @@ CASES += [
         {"to": "viewer"},
         refused=("to oneself", lambda w: w.send("post", on(SPACE_HAND_OVER, team_of(w)), {"to": "owner"})),
     ),
+    # GET, POST /spaces/{space_id}/key
+    *space_cases(
+        "get", SPACE_KEY, 200, forbidden=("an admin", lambda w: w.send("get", on(SPACE_KEY, team_of(w, Role.ADMIN))))
+    ),
+    *space_cases("post", SPACE_KEY, 202),
     # GET, POST /spaces/{space_id}/invitations
     *space_cases(
         "get",

@@ -56,6 +56,8 @@ def every_operation(team, username="viewer", invitation_id=None):
         ("post", f"{space}/hand-over", {"to": username}),
         ("post", f"{space}/invitations", {"role": "viewer"}),
         ("delete", f"{space}/invitations/{invitation}", None),
+        ("get", f"{space}/key", None),
+        ("post", f"{space}/key", None),
     ]
 
 

@@ -17,6 +17,7 @@ from memories.models import IndexingStatus, Note
 from memories.notes import files as note_files
 from memories.notes import services as notes
 from tests.memories.notes.test_note_files import TOO_LONG, pdf, pdf_showing_a_form
+from tests.memories.stored import notes_titled
 
 RUNBOOK = """# Database failover runbook
 
@@ -363,7 +364,7 @@ def test_an_uploaded_note_is_found_by_the_search_box_once_embedded(owner_client,
     assert '<span class="status-indexed">indexed</span>' in detail
     page = page_of(owner_client.get(reverse("notes"), {"q": "INC-2291"}))
     assert "Search results" in page
-    saved = Note.objects.get(title="Database failover runbook")
+    [saved] = notes_titled("Database failover runbook")
     assert f'href="{reverse("note_detail", args=[saved.public_id])}">Database failover runbook</a>' in page
     assert "Database failover runbook &gt; Afterwards" in page  # the headings the passage sits under
     assert "INC-2291 is the template" in page and "score 1.00" in page

@@ -17,6 +17,7 @@ from memories.notes import services as notes
 from memories.search.notes import note_search
 from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import import_memories
+from tests.memories.stored import notes_titled
 
 RUNBOOK = """# Database failover runbook
 
@@ -94,7 +95,7 @@ def test_notes_make_the_round_trip_into_another_account(owner, stranger, runbook
 
     assert (report.notes_imported, report.notes_duplicates, report.notes_new_ids) == (2, 0, 0)
     assert export_of(stranger)["notes"] == document["notes"]
-    copied = Note.objects.get(space__personal_of=stranger, title="Porto offsite")
+    [copied] = notes_titled("Porto offsite", space__personal_of=stranger)
     assert copied.content.encode() == plain.content.encode()
     assert (copied.format, copied.created_at, copied.updated_at) == (
         NoteFormat.TEXT,
@@ -114,9 +115,9 @@ def test_a_note_keeps_its_id_unless_the_owner_already_uses_it(owner, runbook):
     report = import_memories(owner=owner, document=document)
 
     assert (report.notes_imported, report.notes_new_ids) == (2, 1)
-    renewed = Note.objects.get(space__personal_of=owner, title="Another runbook")
+    [renewed] = notes_titled("Another runbook", space__personal_of=owner)
     assert renewed.public_id != runbook.public_id
-    assert str(Note.objects.get(space__personal_of=owner, title="A third runbook").public_id) == free
+    assert [str(note.public_id) for note in notes_titled("A third runbook", space__personal_of=owner)] == [free]
     assert Note.objects.get(pk=runbook.pk).title == "Failover runbook"
     assert "2 notes imported, 0 duplicates skipped, 1 given new ids" in str(report)
 

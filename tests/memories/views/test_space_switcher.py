@@ -11,8 +11,8 @@ from django.urls import reverse
 from accounts.models import Membership, Role, Space
 from accounts.spaces import member_remove, personal_space_of, team_space_create
 from memories import services
-from memories.models import Note
 from memories.notes import services as notes
+from tests.memories.stored import notes_titled
 
 PAGES = ("/", "/notes/", "/entities/")
 
@@ -172,6 +172,6 @@ def test_the_notes_forms_write_into_the_switchers_space_and_refuse_one_the_user_
 
     assert f'<option value="{docs.public_id}" selected>Docs</option>' in listing
     assert "Platform</option>" not in listing.split('id="write-space"')[1].split("</select>")[0]  # read only
-    assert Note.objects.get(title="Runbook").space == docs
+    assert [note.space for note in notes_titled("Runbook")] == [docs]
     assert refused.status_code == 400 and "but not write to it (viewer)" in refused.content.decode()
-    assert not Note.objects.filter(title="Sneaked").exists()
+    assert notes_titled("Sneaked") == []
