@@ -5,6 +5,7 @@ person can take what they wrote wherever it is, and nobody takes a team's memory
 the role to manage it."""
 
 import json
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,11 +17,14 @@ from accounts.activity import activity_record
 from accounts.models import ActivityAction, ApiToken, Role
 from accounts.reach import Actor, Reach, reach_of
 from gnosem.types import Owner
+from memories.encryption.fields import unreadable_fields
 from memories.models import Memory, MemoryRevision, Note
 from memories.notes.services import notes_of
 from memories.presenters import revision_to_dict
 from memories.selectors import memories_of
 from memories.transfer.document import FORMAT, VERSION, note_batch
+
+logger = logging.getLogger(__name__)
 
 
 def exported_space(owner: Actor, space: object = None) -> Reach:
@@ -69,7 +73,8 @@ def memory_to_export(memory: Memory) -> dict[str, Any]:
     return {
         "id": str(memory.public_id),
         "content": memory.content,
-        "content_optimized": memory.content_optimized,
+        # A compressed form that does not open is left out: import compresses the text again.
+        "content_optimized": None if "content_optimized" in unreadable_fields(memory) else memory.content_optimized,
         "compression_status": memory.compression_status,
         "tags": list(memory.tags),
         "written_by": memory.written_by,
@@ -81,7 +86,9 @@ def memory_to_export(memory: Memory) -> dict[str, Any]:
         "also_written_by": list(memory.also_written_by),
         "shared_from": memory.shared_from or None,
         "shared_by": memory.shared_by.get_username() if memory.shared_by is not None else None,
-        "revisions": [revision_to_dict(revision) for revision in memory.revisions.all()],
+        "revisions": [
+            revision_to_dict(revision) for revision in memory.revisions.all() if not unreadable_fields(revision)
+        ],
     }
 
 
@@ -98,6 +105,14 @@ def note_to_export(note: Note) -> dict[str, Any]:
     }
 
 
+def _opens(row: Memory | Note, *fields: str) -> bool:
+    """Whether these sealed fields of the row open; one that does not is logged, its row left out."""
+    failed = set(unreadable_fields(row)) & set(fields)
+    if failed:
+        logger.error("%s %s left out of an export: its %s does not open", row._meta.label, row.pk, ", ".join(failed))
+    return not failed
+
+
 def export_count(space: Reach) -> int:
     """How many memories an export of this space (`exported_space`) holds."""
     return _exported_memories(space).count()
@@ -106,18 +121,26 @@ def export_count(space: Reach) -> int:
 def export_chunks(space: Reach, *, progress: Callable[[int], object] | None = None) -> Iterator[str]:
     """The export document of a space (`exported_space`) in pieces (one memory or note per line), memories then notes,
     each oldest first, read from the database a batch at a time so that any number of them streams
-    in bounded memory. `progress(n)` is called after each memory written out."""
+    in bounded memory. `progress(n)` is called after each memory written out. A memory or note
+    whose text does not open (memories.encryption.audit) is left out, and logged: an export never
+    carries the notice that stands in for it."""
     header = json.dumps({"format": FORMAT, "version": VERSION, "exported_at": timezone.now().isoformat()})
     yield header[:-1] + ', "memories": ['
     revisions = Prefetch("revisions", queryset=MemoryRevision.objects.order_by("-replaced_at", "-id"))
     queryset = _exported_memories(space).prefetch_related(revisions).order_by("created_at", "id")
-    for index, memory in enumerate(queryset.iterator(chunk_size=1000)):
-        yield ("\n" if index == 0 else ",\n") + json.dumps(memory_to_export(memory), ensure_ascii=False)
+    separator = "\n"
+    for memory in queryset.iterator(chunk_size=1000):
+        if _opens(memory, "content"):
+            yield separator + json.dumps(memory_to_export(memory), ensure_ascii=False)
+            separator = ",\n"
         if progress:
             progress(1)
     yield '\n], "notes": ['
     author = export_author(space)
     notes = (notes_of(space) if author is None else notes_of(space).filter(author=author)).order_by("created_at", "id")
-    for index, note in enumerate(notes.iterator(chunk_size=note_batch())):
-        yield ("\n" if index == 0 else ",\n") + json.dumps(note_to_export(note), ensure_ascii=False)
+    separator = "\n"
+    for note in notes.iterator(chunk_size=note_batch()):
+        if _opens(note, "title", "content"):
+            yield separator + json.dumps(note_to_export(note), ensure_ascii=False)
+            separator = ",\n"
     yield "\n]}\n"

@@ -199,7 +199,7 @@ def test_editors_and_viewers_see_the_members_and_may_only_leave(team, members, r
     assert f"{reverse('export')}?space=" not in page
 
 
-def test_a_personal_space_shows_only_itself(owner, owner_client):
+def test_a_personal_space_shows_only_itself_and_its_key(owner, owner_client):
     personal = personal_space_of(owner)
     memory_write(owner=owner, content="Buy oat milk.")
 
@@ -207,7 +207,7 @@ def test_a_personal_space_shows_only_itself(owner, owner_client):
 
     assert "Your personal space is yours alone" in page and "holding 1 memory" in page
     forms = re.findall(r'<form method="post" action="([^"]+)"', page)
-    assert [url for url in forms if url.startswith(reverse("spaces"))] == []
+    assert [url for url in forms if url.startswith(reverse("spaces"))] == [space_url(personal, "space_key_rotate")]
     assert f'href="{reverse("export")}?space={personal.public_id}"' in page
 
 

@@ -14,9 +14,9 @@ from tests.migrating import migrate, migrated_to
 
 BEFORE = [("memories", "0025_encryption_keys")]
 AFTER = [("memories", "0026_sealed_memories")]
-TEXTS = ["Ottoline Brackenbury settled invoice ERR_7731.", "The Zanzibar-Quokka deploy happens on Thursdays?"]
-COMPRESSED = "PERSON=Ottoline Brackenbury|ERROR=ERR_7731"
-EARLIER = "Ottoline Brackenbury owes invoice ERR_7731."
+TEXTS = ["Ottoline Brackenbury settled invoice ERR_7Q31.", "The Zanzibar-Quokka deploy happens on Thursdays?"]
+COMPRESSED = "PERSON=Ottoline Brackenbury|ERROR=ERR_7Q31"
+EARLIER = "Ottoline Brackenbury owes invoice ERR_7Q31."
 
 
 def rows(statement: str, params: list | None = None) -> set[tuple]:
@@ -61,7 +61,7 @@ def test_stored_memories_are_sealed_and_found_by_their_words_and_opened_again_go
         migrate(AFTER)
         stored = " ".join(row[0] for row in rows("SELECT t::text FROM memories_memory t")).lower()
         stored += " ".join(row[0] for row in rows("SELECT t::text FROM memories_memoryrevision t")).lower()
-        assert [word for word in ("ottoline", "brackenbury", "7731", "zanzibar", "owes") if word in stored] == []
+        assert [word for word in ("ottoline", "brackenbury", "7q31", "zanzibar", "owes") if word in stored] == []
         assert rows("SELECT content_digest FROM memories_memory").isdisjoint(plain_digests)
         memories = sorted(Memory.objects.filter(space_id=space_id), key=lambda memory: memory.pk)
         assert [memory.content for memory in memories] == TEXTS
@@ -72,7 +72,7 @@ def test_stored_memories_are_sealed_and_found_by_their_words_and_opened_again_go
         assert [revision.content for revision in MemoryRevision.objects.filter(memory=memories[0])] == [EARLIER]
         assert rows(STORED_POSTINGS) == rows(EXPECTED_POSTINGS) != set()
         assert rows(STORED_TERMS) == rows(EXPECTED_TERMS)
-        found = keyword_ranking(space_ids=[space_id], query="ERR_7731 Brackenbury", filters=MemoryFilters(), limit=5)
+        found = keyword_ranking(space_ids=[space_id], query="ERR_7Q31 Brackenbury", filters=MemoryFilters(), limit=5)
         assert [item.memory_id for item in found] == [memories[0].pk]
 
         apps = migrate(BEFORE)

@@ -3,6 +3,7 @@ everything still found by words and by meaning; a ciphertext moved to another ro
 not open, and one that does not open spoils nothing else."""
 
 import hashlib
+import json
 import math
 from collections import Counter
 
@@ -17,8 +18,9 @@ from memories.models import Memory, MemoryRevision, SpaceTermStatistic, TermPost
 from memories.search.pipeline import search_hybrid
 from memories.search.signals import BM25_B, BM25_K1, keyword_ranking
 from memories.selectors import MemoryFilters
+from memories.transfer.export import export_chunks, exported_space
 
-PLANTED = "Zanzibar-Quokka invoice ERR_7731 settled by Ottoline Brackenbury"
+PLANTED = "Zanzibar-Quokka invoice ERR_7Q31 settled by Ottoline Brackenbury"
 COMPRESSED = "TOPIC=Zanzibar-Quokka|PERSON=Ottoline Brackenbury"
 
 
@@ -30,7 +32,7 @@ def raw_row(table: str, row_id: int) -> str:
 
 
 def planted_words() -> list[str]:
-    return ["zanzibar", "quokka", "7731", "ottoline", "brackenbury", "invoice", "settled"]
+    return ["zanzibar", "quokka", "7q31", "ottoline", "brackenbury", "invoice", "settled"]
 
 
 @pytest.mark.django_db
@@ -50,7 +52,7 @@ def test_no_word_of_a_memory_its_compressed_form_or_its_earlier_version_is_store
         stored += [row[0] for row in cursor.fetchall()]
     dump = "\n".join(stored).lower()
     assert [word for word in planted_words() if word in dump] == []
-    assert "err_7731" not in dump
+    assert "err_7q31" not in dump
 
     reread = Memory.objects.get(pk=memory.pk)
     assert (reread.content, reread.content_optimized) == (PLANTED, COMPRESSED)
@@ -65,7 +67,7 @@ def test_no_word_of_a_memory_its_compressed_form_or_its_earlier_version_is_store
 def test_words_and_identifiers_are_found_through_the_blind_index(owner, write_indexed):
     planted = write_indexed(owner, PLANTED)
     write_indexed(owner, "The quarterly invoice run moved to Tuesdays.")
-    for query in ("ERR_7731", "Brackenbury", "who settled the Zanzibar-Quokka invoice"):
+    for query in ("ERR_7Q31", "Brackenbury", "who settled the Zanzibar-Quokka invoice"):
         assert search_hybrid(owner=owner, query=query)[0].memory.pk == planted.pk, query
     assert search_hybrid(owner=owner, query="Zanzibar-Quokka")[0].memory.content == PLANTED
 
@@ -188,3 +190,21 @@ def test_checksealed_names_what_does_not_open_and_healthz_counts_it(owner, comma
     stdout, _ = command("checksealed")
     assert "rows open." in stdout
     assert client.get("/healthz").json()["encryption"]["unreadable"] == 0
+
+
+@pytest.mark.django_db
+def test_an_export_leaves_out_what_does_not_open_and_carries_everything_else_plain(owner):
+    kept = services.memory_write(owner=owner, content=PLANTED)
+    services.memory_update(owner=owner, public_id=kept.public_id, content=PLANTED + " Paid.")
+    spoiled = services.memory_write(owner=owner, content="This one will not open.")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memories_memory SET content = (SELECT content FROM memories_memory WHERE id = %s) WHERE id = %s",
+            [kept.pk, spoiled.pk],
+        )
+
+    document = json.loads("".join(export_chunks(exported_space(owner))))
+
+    assert [
+        (entry["content"], [revision["content"] for revision in entry["revisions"]]) for entry in document["memories"]
+    ] == [(PLANTED + " Paid.", [PLANTED])]
