@@ -49,8 +49,8 @@ def phrase(place: str, number: int) -> str:
     """A made-up word or identifier, unique to its place and number."""
     if place == "tag":
         return f"zq{number:03d}tagvorpal"
-    if place == "entity name":
-        return f"Quillon{number:03d}fex"
+    if place == "entity name":  # letters only: a capitalised word with digits is not taken for a name
+        return f"Quillon{chr(97 + number // 26)}{chr(97 + number % 26)}fex"
     place_number = list(PLACES).index(place)
     return f"Zarquon{place_number}x{number:03d}" if number % 2 else f"ERR_ZQ{place_number}{number:03d}"
 

@@ -16,16 +16,16 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.functions import RandomUUID
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
-from django.db import models
+from django.db import connection, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import F, Func, Q
-from django.db.models.functions import Length
-from django.db.models.lookups import GreaterThan, LessThanOrEqual
+from django.db.models.lookups import LessThanOrEqual
 from pgvector.django import HalfVectorField
 
 from accounts.models import MAX_SPACE_NAME_CHARS
 from memories.encryption.fields import SealedModel, SealedTextField, UnreadableText
-from memories.vocabulary import KINDS, MAX_ENTITY_KEY_CHARS, MAX_ENTITY_NAME_CHARS
+from memories.encryption.keys import current_key
+from memories.vocabulary import KINDS
 
 MAX_CONTENT_CHARS = 50_000
 MAX_TAGS = 20
@@ -260,10 +260,11 @@ class Memory(SealedModel):
         return memory
 
     @classmethod
-    def rekeyed(cls, rows: Sequence[SealedModel]) -> None:
+    def rekeyed(cls, rows: Sequence[SealedModel]) -> Sequence[SealedModel]:
         from memories.encryption.derived import derive_stored_forms
 
         derive_stored_forms(rows)  # type: ignore[arg-type]  # rows of this model
+        return rows
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         """Save, deriving the search columns again when the text or the space changed."""
@@ -326,18 +327,22 @@ class KeptApart(models.Model):
 EntityKind = models.TextChoices("EntityKind", [(kind.upper(), kind) for kind in KINDS])  # type: ignore[call-overload]  # the functional API with pairs, which django-stubs do not type
 
 
-class Entity(models.Model):
+class Entity(SealedModel):
     """Something a space's memories mention (a person, project, place, technology, identifier,
-    ...), once per normalised `key` (memories.graph.extraction.entity_key): the graph's nodes
-    (memories.graph.linking)."""
+    ...), once per normalised key (memories.graph.extraction.entity_key): the graph's nodes
+    (memories.graph.linking). Its key and name are sealed under its space's key; the row is found
+    by the key's keyed digest (memories.encryption.derived.entity_digest) under `key_version`."""
 
     # Its id on pages and in explore_graph: random rather than the row's, whose sequence all spaces
     # share. Drawn by the database, since memories.graph.linking creates entities in SQL.
     public_id = models.UUIDField(db_default=RandomUUID(), editable=False)
     space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+")
-    key = models.CharField(max_length=MAX_ENTITY_KEY_CHARS)
-    # How it was first written.
-    name = models.CharField(max_length=MAX_ENTITY_NAME_CHARS)
+    key_digest = models.CharField(max_length=64)
+    key_version = models.PositiveIntegerField()
+    # The normalised key (at most MAX_ENTITY_KEY_CHARS), and the name as first written (at most
+    # MAX_ENTITY_NAME_CHARS): both bound to the digest, which the space holds once.
+    key = SealedTextField(row=("key_digest",))
+    name = SealedTextField(row=("key_digest",))
     kind = models.CharField(max_length=16, choices=EntityKind.choices)
     # When a memory last linked it (refreshed at most hourly); unmentioned entities are pruned after a day.
     linked_at = models.DateTimeField()
@@ -345,14 +350,42 @@ class Entity(models.Model):
     class Meta:
         verbose_name_plural = "entities"
         constraints = [
-            models.UniqueConstraint(fields=["space", "key"], name="entity_unique_key_per_space"),
+            models.UniqueConstraint(fields=["space", "key_digest"], name="entity_unique_key_per_space"),
             models.UniqueConstraint(fields=["space", "public_id"], name="entity_public_id_unique_per_space"),
-            models.CheckConstraint(condition=GreaterThan(Length("key"), 0), name="entity_key_not_empty"),
             models.CheckConstraint(condition=Q(kind__in=EntityKind.values), name="entity_kind"),
         ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.kind})"
+
+    @classmethod
+    def rekeyed(cls, rows: Sequence[SealedModel]) -> Sequence[SealedModel]:
+        """Digest each key again under its space's current key. An entity whose key does not open
+        goes (the graph is derived: relinking makes it again); one whose new digest another row of
+        its space holds (made under the new key meanwhile) gives that row its mentions, and goes."""
+        from memories.encryption.derived import entity_digest
+
+        kept: list[SealedModel] = []
+        for row in rows:
+            assert isinstance(row, Entity)
+            if isinstance(row.key, UnreadableText):
+                row.delete()
+                continue
+            key = current_key(row.space_id)
+            row.key_digest, row.key_version = entity_digest(key, row.key), key.version
+            twin = Entity.objects.filter(space_id=row.space_id, key_digest=row.key_digest).exclude(pk=row.pk).first()
+            if twin is None:
+                kept.append(row)
+                continue
+            with connection.cursor() as cursor:
+                for table, owner in (("memories_entity_mention", "memory_id"), ("memories_note_mention", "note_id")):
+                    cursor.execute(
+                        f"UPDATE {table} SET entity_id = %(twin)s WHERE entity_id = %(row)s "
+                        f"AND {owner} NOT IN (SELECT {owner} FROM {table} WHERE entity_id = %(twin)s)",
+                        {"twin": twin.pk, "row": row.pk},
+                    )
+            row.delete()
+        return kept
 
 
 class EntityMention(models.Model):
@@ -479,10 +512,11 @@ class NoteChunk(SealedModel):
         return f"passage {self.position} of note {self.note_id} ({self.model})"
 
     @classmethod
-    def rekeyed(cls, rows: Sequence[SealedModel]) -> None:
+    def rekeyed(cls, rows: Sequence[SealedModel]) -> Sequence[SealedModel]:
         from memories.encryption.derived import derive_passage_vectors
 
         derive_passage_vectors(rows)  # type: ignore[arg-type]  # rows of this model
+        return rows
 
 
 class NoteMention(models.Model):

@@ -243,6 +243,7 @@ def memory_update(
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
     _supersede(memory, superseded)
     before = (memory.content, list(memory.tags), memory.written_by)
+    length_before = memory.content_chars  # a text that does not open keeps its stored length
     texts_before = (memory.content, memory.content_optimized)
     previous_before = sequence_neighbours(memory.space_id, [memory.pk])[memory.pk][0] if moves else None
     rereading = moves
@@ -267,7 +268,7 @@ def memory_update(
         growth = text_growth(added=[before[0], memory.content, memory.content_optimized], removed=texts_before)
         # Its texts count toward its author's quota, and its space's.
         quota_check(owner=memory.author or user_of(owner), space_id=memory.space_id, **growth)
-        _keep_revision(memory, *before, replaced_at=now)
+        _keep_revision(memory, *before, length=length_before, replaced_at=now)
     memory.updated_at = now
     memory.save()
     if (memory.content, memory.tags) != before[:2]:
@@ -280,12 +281,16 @@ def memory_update(
     return memory
 
 
-def _keep_revision(memory: Memory, content: str, tags: list[str], written_by: str, *, replaced_at: datetime) -> None:
-    """Keep the memory's version being replaced; beyond MAX_REVISIONS_PER_MEMORY the oldest goes."""
+def _keep_revision(
+    memory: Memory, content: str, tags: list[str], written_by: str, *, length: int, replaced_at: datetime
+) -> None:
+    """Keep the memory's version being replaced (`length`: its text's, as stored); beyond
+    MAX_REVISIONS_PER_MEMORY the oldest goes."""
     MemoryRevision.objects.create(
         memory=memory,
         space_id=memory.space_id,
         content=content,
+        content_chars=length,
         tags=tags,
         written_by=written_by,
         valid_from=memory.updated_at,

@@ -26,6 +26,12 @@ def text_digest(key: DataKey, text: str) -> str:
     return key.mac("digest", " ".join(text.split()).lower()).hex()[:DIGEST_CHARS]
 
 
+def entity_digest(key: DataKey, entity_key: str) -> str:
+    """An entity's normalised key (memories.graph.extraction.entity_key) as its space finds it
+    under a space key: `Entity.key_digest`."""
+    return key.mac("entity", entity_key).hex()[:DIGEST_CHARS]
+
+
 def derive_stored_forms(memories: "Sequence[Memory]") -> None:
     """Set each memory's derived columns from its text, under its space's current key."""
     keys: dict[int, DataKey] = {}

@@ -20,7 +20,7 @@ from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from memories.encryption.cipher import Unreadable, sealed_version
-from memories.encryption.keys import current_key, key_for
+from memories.encryption.keys import DataKey, current_key, key_for
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +94,14 @@ class SealedTextField(models.BinaryField):
         return super().get_db_prep_value(value, connection, prepared)
 
 
+def seal_as(instance: models.Model, field_name: str, text: str, key: DataKey) -> bytes:
+    """`text` sealed under `key` as the `field_name` column of the row `instance` stands for:
+    for writers that insert rows in SQL, bypassing `save`."""
+    field = instance._meta.get_field(field_name)
+    assert isinstance(field, SealedTextField)
+    return key.seal(text, field.context(instance))
+
+
 def _context_part(value: object) -> str:
     """A row field as the associated data writes it: an instant as its epoch microseconds, the
     same whatever time zone it was read in."""
@@ -147,6 +155,8 @@ class SealedModel(models.Model):
         return instance
 
     @classmethod
-    def rekeyed(cls, rows: "Sequence[SealedModel]") -> None:
+    def rekeyed(cls, rows: "Sequence[SealedModel]") -> "Sequence[SealedModel]":
         """Derive again, under their spaces' current keys, what these rows keep derived from their
-        texts, before they are saved under those keys (memories.encryption.rotation); nothing by default."""
+        texts; the rows to save under those keys (memories.encryption.rotation). By default:
+        nothing derived, every row saved."""
+        return rows

@@ -105,8 +105,7 @@ def rotation_step(space_id: int, version: int, batch: int = BATCH) -> int:
     for model in _sealed_models():
         with transaction.atomic():
             rows = list(_older(model, space_id, version).select_for_update().order_by("pk")[: batch - done])
-            model.rekeyed(rows)
-            for row in rows:
+            for row in model.rekeyed(rows):
                 row.save()
         done += len(rows)
         if done >= batch:

@@ -16,11 +16,14 @@ from django.db.models.functions import Coalesce
 
 from accounts.reach import Actor, Reach, reach_of
 from gnosem.errors import NotFound, ValidationError
+from memories.encryption.derived import entity_digest
+from memories.encryption.keys import readable_keys
 from memories.graph.extraction import entity_key
-from memories.models import MAX_ENTITY_NAME_CHARS, Entity, EntityMention, Memory, Note, NoteMention
+from memories.models import Entity, EntityMention, Memory, Note, NoteMention
 from memories.reading.budget import fit_to_budget, reading_tokens
 from memories.search.pipeline import search_hybrid
 from memories.selectors import memories_of
+from memories.vocabulary import MAX_ENTITY_NAME_CHARS
 
 MAX_DEPTH = 2
 DEFAULT_ENTITY_LIMIT = 20
@@ -135,7 +138,7 @@ def entity_list(*, owner: Actor, name: str = "", kind: str = "", limit: int = MA
     those whose name contains it, `kind` those of that kind."""
     entities = Entity.objects.filter(space_id__in=reach_of(owner).space_ids)
     if name:
-        entities = entities.filter(Q(name__icontains=name) | Q(key__contains=entity_key(name) or name.casefold()))
+        entities = entities.filter(pk__in=_named(entities, name))
     if kind:
         entities = entities.filter(kind=kind)
     by_memory, by_note = _mentions_of_outer_entity()
@@ -146,9 +149,20 @@ def entity_list(*, owner: Actor, name: str = "", kind: str = "", limit: int = MA
             last_seen=Subquery(by_memory.order_by("-memory__created_at").values("memory__created_at")[:1]),
         )
         .filter(Q(memories__gt=0) | Q(notes__gt=0))
-        .order_by(F("memories") + F("notes"), "key")
+        .order_by(F("memories") + F("notes"), "id")
         .reverse()[:limit]
     )
+
+
+def _named(entities: QuerySet[Entity], name: str) -> list[int]:
+    """The ids of those of `entities` whose name contains `name`, case aside, or whose key
+    contains its key: compared here, since the database holds both sealed."""
+    needle, key = name.casefold(), entity_key(name) or name.casefold()
+    return [
+        entity.pk
+        for entity in entities.only("id", "space_id", "key_digest", "key", "name")
+        if needle in entity.name.casefold() or key in entity.key
+    ]
 
 
 def clean_entity_id(value: object) -> uuid.UUID:
@@ -194,15 +208,19 @@ def entity_find(*, owner: Actor, name: object) -> Entity:
     name = clean_entity_name(name)
     owner = reach_of(owner)
     key = entity_key(name)
-    found = entities_of(owner).filter(key=key).first() if key else None
-    if found is not None:
-        return found
+    if key:
+        keys = [space_key for space_keys in readable_keys(owner.space_ids).values() for space_key in space_keys]
+        found = entities_of(owner).filter(key_digest__in=[entity_digest(space_key, key) for space_key in keys]).first()
+        if found is not None:
+            return found
     similar = (
-        entities_of(owner)
-        .filter(Q(key__contains=key[:40]) | Q(name__icontains=name[:40]))
-        .annotate(count=Count("mentions"))
-        .order_by("-count", "key", "id")
-        .values_list("name", flat=True)[:SUGGESTIONS]
+        [
+            entity.name
+            for entity in entities_of(owner)
+            .filter(pk__in=_named(entities_of(owner), name[:40]))
+            .annotate(count=Count("mentions"))
+            .order_by("-count", "id")[:SUGGESTIONS]
+        ]
         if key
         else []
     )

@@ -1,10 +1,11 @@
 """Each space's graph: entities its memories mention, linked through the memories they share.
 
 Entities are extracted by rules (memories.graph.extraction) from a memory's text, its tags and its
-compressed facts, and stored per space (`Entity`, one row per normalised key) with one
-`EntityMention` per memory and entity. Edges are not stored: two entities are linked by the
-memories that mention both, weighted by how each mention came about (a fact key counts more than a
-word in the text), so the graph is current the moment a memory's mentions are.
+compressed facts, and stored per space (`Entity`, one row per normalised key, sealed, found by
+the key's keyed digest) with one `EntityMention` per memory and entity. Edges are not stored: two
+entities are linked by the memories that mention both, weighted by how each mention came about (a
+fact key counts more than a word in the text), so the graph is current the moment a memory's
+mentions are.
 
 Mentions are written when the worker indexes a memory, when its compressed facts arrive and when
 an update changes it, and when a note is indexed or its tags change (`NoteMention`); a deleted
@@ -21,6 +22,9 @@ from django.db.backends.utils import CursorWrapper
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from memories.encryption.derived import entity_digest
+from memories.encryption.fields import seal_as
+from memories.encryption.keys import current_key, readable_keys
 from memories.graph.extraction import Mention, extract_entities
 from memories.models import Entity, EntityMention, Memory, Note, NoteMention
 
@@ -41,41 +45,73 @@ def mention_weight(source: str) -> float:
     return SOURCE_WEIGHTS[source.partition(":")[0]]
 
 
-_UPSERT_ENTITIES_SQL = """
-    INSERT INTO memories_entity (space_id, key, name, kind, linked_at)
-    SELECT %(space)s, key, name, kind, %(now)s
-    FROM unnest(%(keys)s::text[], %(names)s::text[], %(kinds)s::text[]) AS found (key, name, kind)
-    ORDER BY key
-    ON CONFLICT (space_id, key) DO UPDATE SET
-        linked_at = greatest(memories_entity.linked_at, excluded.linked_at),
-        kind = CASE WHEN memories_entity.kind = 'name' THEN excluded.kind ELSE memories_entity.kind END
-    WHERE memories_entity.linked_at < excluded.linked_at - %(refresh)s
-       OR (memories_entity.kind = 'name' AND excluded.kind <> 'name')
+_FIND_ENTITIES_SQL = """
+    SELECT key_digest, id, kind, linked_at FROM memories_entity WHERE space_id = %s AND key_digest = ANY(%s)
+"""
+_LOCK_ENTITIES_SQL = "SELECT FROM memories_entity WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
+# Refreshes found entities' time (and a bare name's kind).
+_REFRESH_ENTITIES_SQL = """
+    UPDATE memories_entity e SET linked_at = greatest(e.linked_at, %(now)s),
+        kind = CASE WHEN e.kind = 'name' THEN found.kind ELSE e.kind END
+    FROM unnest(%(ids)s::bigint[], %(kinds)s::text[]) AS found (id, kind)
+    WHERE e.id = found.id
+"""
+_CREATE_ENTITIES_SQL = """
+    INSERT INTO memories_entity (space_id, key_digest, key_version, key, name, kind, linked_at)
+    SELECT %(space)s, digest, %(version)s, key, name, kind, %(now)s
+    FROM unnest(%(digests)s::text[], %(keys)s::bytea[], %(names)s::bytea[], %(kinds)s::text[])
+        AS found (digest, key, name, kind)
+    ORDER BY digest
+    ON CONFLICT (space_id, key_digest) DO UPDATE SET linked_at = greatest(memories_entity.linked_at, excluded.linked_at)
+    RETURNING key_digest, id
 """
 _INSERT_MENTIONS_SQL = """
     INSERT INTO memories_entity_mention (entity_id, memory_id, source, weight)
-    SELECT e.id, found.memory_id, found.source, found.weight
-    FROM unnest(%(memories)s::bigint[], %(keys)s::text[], %(sources)s::text[], %(weights)s::float8[])
-        AS found (memory_id, key, source, weight)
-    JOIN memories_entity e ON e.space_id = %(space)s AND e.key = found.key
+    SELECT * FROM unnest(%(entities)s::bigint[], %(memories)s::bigint[], %(sources)s::text[], %(weights)s::float8[])
 """
 
 
-def _upsert_entities(cursor: CursorWrapper, space_id: int, mentions: list[Mention], now: datetime) -> None:
-    """Create the space's entities these mentions name that do not exist yet (in key order, so
-    that concurrent linkers lock them in one order), refreshing `linked_at` at most hourly."""
+def _entity_ids(cursor: CursorWrapper, space_id: int, mentions: list[Mention], now: datetime) -> dict[str, int]:
+    """The ids of the space's entities these mentions name, by normalised key: found by their
+    keys' digests under each of the space's key versions, created (sealed, under the current one,
+    in digest order so that concurrent linkers lock them in one order) where none is found. A
+    found entity's `linked_at` is refreshed at most hourly."""
     entities = {mention.key: mention for mention in reversed(mentions)}  # the first one's name
-    cursor.execute(
-        _UPSERT_ENTITIES_SQL,
-        {
-            "space": space_id,
-            "now": now,
-            "refresh": LINKED_AT_REFRESH,  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
-            "keys": list(entities),
-            "names": [mention.name for mention in entities.values()],
-            "kinds": [mention.kind for mention in entities.values()],
-        },
-    )
+    if not entities:
+        return {}
+    space_keys = readable_keys([space_id])[space_id] or [current_key(space_id)]
+    by_digest = {entity_digest(key, normal): normal for key in space_keys for normal in entities}
+    cursor.execute(_FIND_ENTITIES_SQL, [space_id, list(by_digest)])
+    ids: dict[str, int] = {}
+    stale: dict[int, str] = {}
+    for digest, entity_id, kind, linked_at in cursor.fetchall():
+        normal = by_digest[digest]
+        ids.setdefault(normal, entity_id)
+        wanted = entities[normal].kind
+        if linked_at < now - LINKED_AT_REFRESH or (kind == "name" and wanted != "name"):
+            stale[entity_id] = wanted
+    if stale:
+        cursor.execute(_LOCK_ENTITIES_SQL, [sorted(stale)])
+        cursor.execute(_REFRESH_ENTITIES_SQL, {"now": now, "ids": list(stale), "kinds": list(stale.values())})
+    missing = [entities[normal] for normal in entities if normal not in ids]
+    if missing:
+        key = space_keys[0]
+        rows = [Entity(space_id=space_id, key_digest=entity_digest(key, mention.key)) for mention in missing]
+        cursor.execute(
+            _CREATE_ENTITIES_SQL,
+            {
+                "space": space_id,
+                "version": key.version,
+                "now": now,
+                "digests": [row.key_digest for row in rows],
+                "keys": [seal_as(row, "key", mention.key, key) for row, mention in zip(rows, missing, strict=True)],
+                "names": [seal_as(row, "name", mention.name, key) for row, mention in zip(rows, missing, strict=True)],
+                "kinds": [mention.kind for mention in missing],
+            },
+        )
+        created = dict(cursor.fetchall())
+        ids.update({mention.key: created[row.key_digest] for mention, row in zip(missing, rows, strict=True)})
+    return ids
 
 
 @transaction.atomic
@@ -100,13 +136,12 @@ def entities_link(memory_ids: Iterable[int]) -> int:
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM memories_entity_mention WHERE memory_id = ANY(%s)", [memory_ids])
         for space_id, mentions in found.items():
-            _upsert_entities(cursor, space_id, [mention for _, mention in mentions], now)
+            ids = _entity_ids(cursor, space_id, [mention for _, mention in mentions], now)
             cursor.execute(
                 _INSERT_MENTIONS_SQL,
                 {
-                    "space": space_id,
+                    "entities": [ids[mention.key] for _, mention in mentions],
                     "memories": [memory_id for memory_id, _ in mentions],
-                    "keys": [mention.key for _, mention in mentions],
                     "sources": [mention.source for _, mention in mentions],
                     "weights": [mention_weight(mention.source) for _, mention in mentions],
                 },
@@ -121,10 +156,7 @@ NOTE_MAX_ENTITIES = 100
 
 _INSERT_NOTE_MENTIONS_SQL = """
     INSERT INTO memories_note_mention (entity_id, note_id, source, weight)
-    SELECT e.id, found.note_id, found.source, found.weight
-    FROM unnest(%(notes)s::bigint[], %(keys)s::text[], %(sources)s::text[], %(weights)s::float8[])
-        AS found (note_id, key, source, weight)
-    JOIN memories_entity e ON e.space_id = %(space)s AND e.key = found.key
+    SELECT * FROM unnest(%(entities)s::bigint[], %(notes)s::bigint[], %(sources)s::text[], %(weights)s::float8[])
 """
 
 
@@ -141,13 +173,12 @@ def notes_link(note_ids: Iterable[int]) -> int:
         cursor.execute("DELETE FROM memories_note_mention WHERE note_id = ANY(%s)", [note_ids])
         for note in notes:
             mentions = _note_mentions(note)
-            _upsert_entities(cursor, note.space_id, mentions, now)
+            ids = _entity_ids(cursor, note.space_id, mentions, now)
             cursor.execute(
                 _INSERT_NOTE_MENTIONS_SQL,
                 {
-                    "space": note.space_id,
+                    "entities": [ids[mention.key] for mention in mentions],
                     "notes": [note.pk] * len(mentions),
-                    "keys": [mention.key for mention in mentions],
                     "sources": [mention.source for mention in mentions],
                     "weights": [mention_weight(mention.source) for mention in mentions],
                 },

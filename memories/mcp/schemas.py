@@ -12,7 +12,7 @@ from django.conf import settings
 from accounts.models import MAX_SPACE_NAME_CHARS
 from memories.graph.explore import DEFAULT_ENTITY_LIMIT, MAX_DEPTH, MAX_ENTITY_LIMIT
 from memories.graph.explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
-from memories.models import MAX_CONTENT_CHARS, MAX_ENTITY_NAME_CHARS, MAX_NOTE_TITLE_CHARS, MAX_TAGS
+from memories.models import MAX_CONTENT_CHARS, MAX_NOTE_TITLE_CHARS, MAX_TAGS
 from memories.notes.services import NOTE_START_SCHEMA
 from memories.presenters import DUPLICATE_PROPERTY, MEMORY_PROPERTIES
 from memories.reading.counting import GROUPINGS
@@ -33,6 +33,7 @@ from memories.validation import (
     TOP_K_SCHEMA,
     WRITTEN_BY_SCHEMA,
 )
+from memories.vocabulary import MAX_ENTITY_NAME_CHARS
 
 # Inputs -------------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from psycopg import sql
 
 from memories.encryption.blind_index import BLIND_TERMS_SQL, blind_query
 from memories.indexing.sequences import CONTEXT_WINDOW, neighbours_sql, predecessor_sql
+from memories.models import Entity
 from memories.selectors import MemoryFilters
 
 # BM25 parameters (Robertson & Zaragoza's usual values).
@@ -397,11 +398,10 @@ reached AS (
 )
 SELECT r.memory_id, r.score, m.created_at, {group} AS near_duplicate_group,
        ARRAY(
-           SELECT e.name FROM linked l
+           SELECT l.entity_id FROM linked l
            JOIN memories_entity_mention n ON n.entity_id = l.entity_id AND n.memory_id = r.memory_id
-           JOIN memories_entity e ON e.id = l.entity_id
            WHERE l.seed_id <> r.memory_id
-           GROUP BY e.id, e.name ORDER BY max(l.strength) DESC, e.name LIMIT %(via)s
+           GROUP BY l.entity_id ORDER BY max(l.strength) DESC, l.entity_id LIMIT %(via)s
        ) AS via
 FROM reached r
 JOIN memories_memory m ON m.id = r.memory_id AND m.space_id = ANY(%(spaces)s) {current} {filters}
@@ -443,10 +443,13 @@ def graph_ranking(*, space_ids: list[int], seeds: dict[int, float], filters: Mem
                 **filter_params,
             },
         )
-        return [
-            Ranked(memory_id, float(score), created_at, group=group, via=tuple(via))
-            for memory_id, score, created_at, group, via in cursor.fetchall()
-        ]
+        rows = cursor.fetchall()
+    # The names, sealed in the database, opened here.
+    names = Entity.objects.only("id", "space_id", "key_digest", "name").in_bulk({i for row in rows for i in row[4]})
+    return [
+        Ranked(memory_id, float(score), created_at, group=group, via=tuple(names[i].name for i in via if i in names))
+        for memory_id, score, created_at, group, via in rows
+    ]
 
 
 _MEMORY_VECTORS_SQL = """

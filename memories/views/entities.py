@@ -11,8 +11,9 @@ from gnosem.errors import NotFound
 from gnosem.types import SignedInRequest
 from memories.graph import explore as graph_explore
 from memories.graph.drawing import neighbourhood_drawing
-from memories.models import MAX_ENTITY_NAME_CHARS, EntityKind
+from memories.models import EntityKind
 from memories.views.space_switcher import space_switcher
+from memories.vocabulary import MAX_ENTITY_NAME_CHARS
 
 # An entity's page: the neighbours drawn and the memories listed.
 ENTITY_PAGE_NEIGHBOURS = 16

@@ -1,12 +1,14 @@
 """Writing a memory's columns directly, as a worker would, for tests that need a state no service
-call leaves: through `save`, which seals its texts (a queryset's `update` may not). Memories and
-notes found by their sealed texts, which no query can match."""
+call leaves: through `save`, which seals its texts (a queryset's `update` may not). Memories,
+notes and entities found by their sealed texts, which no query can match."""
 
 from collections.abc import Callable
 
+from django.db.models import QuerySet
+
 from memories.encryption.blind_index import blind_lexeme
 from memories.encryption.keys import current_key
-from memories.models import Memory, Note
+from memories.models import Entity, Memory, Note
 
 
 def store(memory_id: int, **fields: object) -> Memory:
@@ -47,3 +49,8 @@ def blind(space_id: int, lexeme: str) -> str:
 
 # Another text's index, written over some rows by a raw UPDATE (the triggers' tests): two terms.
 OTHER_VECTOR = "'0123456789abcdef':1 'fedcba9876543210':2"
+
+
+def entities_keyed(key: str, **filters: object) -> QuerySet[Entity]:
+    """The entities matching `filters` whose normalised key is `key`."""
+    return Entity.objects.filter(pk__in=[entity.pk for entity in Entity.objects.filter(**filters) if entity.key == key])

@@ -492,7 +492,7 @@ def step(
 
     elif operation == "explore":
         entities = {
-            user: Entity.objects.filter(space__personal_of=user).order_by("key") for user in (actor.user, other.user)
+            user: Entity.objects.filter(space__personal_of=user).order_by("id") for user in (actor.user, other.user)
         }
         pool = [*(e.public_id for e in entities[actor.user]), *(e.public_id for e in entities[other.user])]
         entity_id = data.draw(st.sampled_from([*pool, uuid.uuid4()]), label="entity id")

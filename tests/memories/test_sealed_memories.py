@@ -208,3 +208,20 @@ def test_an_export_leaves_out_what_does_not_open_and_carries_everything_else_pla
     assert [
         (entry["content"], [revision["content"] for revision in entry["revisions"]]) for entry in document["memories"]
     ] == [(PLANTED + " Paid.", [PLANTED])]
+
+
+@pytest.mark.django_db
+def test_a_memory_that_does_not_open_can_be_written_over_and_keeps_its_bytes_as_a_revision(owner):
+    kept = services.memory_write(owner=owner, content="A memory that opens.")
+    spoiled = services.memory_write(owner=owner, content=PLANTED)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memories_memory SET content = (SELECT content FROM memories_memory WHERE id = %s) WHERE id = %s",
+            [kept.pk, spoiled.pk],
+        )
+
+    updated = services.memory_update(owner=owner, public_id=spoiled.public_id, content="Written over.")
+
+    assert Memory.objects.get(pk=updated.pk).content == "Written over."
+    revision = MemoryRevision.objects.get(memory=updated)
+    assert unreadable_fields(revision) == ["content"] and revision.content_chars == len(PLANTED)

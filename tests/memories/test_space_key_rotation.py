@@ -1,6 +1,7 @@
-"""Replacing a space's key: everything is sealed again under the new one while search, reads and
-writes go on; a rotation stopped part-way is carried on; the older key goes only once nothing
-needs it; only the space's owners may start one."""
+"""Replacing a space's key: everything (memories, their earlier versions, entities) is sealed
+again under the new one while search, reads, exploring and writes go on; a rotation stopped
+part-way is carried on; the older key goes only once nothing needs it; only the space's owners
+may start one."""
 
 from datetime import timedelta
 
@@ -12,7 +13,8 @@ from django.utils import timezone
 from accounts.models import ActivityEvent, Role
 from memories import services
 from memories.encryption.rotation import rotation_continue, rotation_of, rotation_start, rotation_step
-from memories.models import Memory, MemoryRevision, SpaceKey
+from memories.graph.explore import entity_find
+from memories.models import Entity, Memory, MemoryRevision, SpaceKey
 from memories.search.pipeline import search_hybrid
 from memories.space_keys import rotations_continue
 from tests.memories.stored import store
@@ -34,6 +36,12 @@ def header_versions(table: str, space_id: int) -> set[int]:
         return {row[0] for row in cursor.fetchall()}
 
 
+def sealed_rows(space_id: int) -> int:
+    """The stored fixture's rows under the space's key: three memories, one earlier version, and
+    the entities they mention."""
+    return 4 + Entity.objects.filter(space_id=space_id).count()
+
+
 def rankings(owner) -> list[list[int]]:
     return [[hit.memory.pk for hit in search_hybrid(owner=owner, query=query)] for query in QUERIES]
 
@@ -50,11 +58,13 @@ def test_a_rotation_stopped_part_way_loses_nothing_and_carries_on_to_the_end(own
     space_id = stored[0].space_id
     before = rankings(owner)
 
+    rows = sealed_rows(space_id)
     rotation = rotation_start(space_id)
-    assert (rotation.version, rotation.remaining, rotation.total) == (2, 4, 4)  # three memories, one earlier version
+    assert (rotation.version, rotation.remaining, rotation.total) == (2, rows, rows)
     assert rotation_step(space_id, 2, batch=1) == 1  # then the worker dies
-    assert rotation_of(space_id).remaining == 3
+    assert rotation_of(space_id).remaining == rows - 1
     assert rankings(owner) == before
+    assert entity_find(owner=owner, name="Ottoline Brackenbury").name == "Ottoline Brackenbury"
     assert [memory.content for memory in Memory.objects.filter(space_id=space_id).order_by("pk")] == [
         TEXTS[0],
         TEXTS[1] + " Not Fridays.",
@@ -68,6 +78,7 @@ def test_a_rotation_stopped_part_way_loses_nothing_and_carries_on_to_the_end(own
     assert kept is not None and kept.remaining == 0
     assert header_versions("memories_memory", space_id) == header_versions("memories_memoryrevision", space_id) == {2}
     assert set(Memory.objects.filter(space_id=space_id).values_list("key_version", flat=True)) == {2}
+    assert set(Entity.objects.filter(space_id=space_id).values_list("key_version", flat=True)) == {2}
     assert set(SpaceKey.objects.filter(space_id=space_id).values_list("version", flat=True)) == {1, 2}
 
     assert rotation_continue(space_id, retire_after=timedelta(0)) is None
@@ -76,6 +87,7 @@ def test_a_rotation_stopped_part_way_loses_nothing_and_carries_on_to_the_end(own
     assert rankings(owner) == before
     assert Memory.objects.get(pk=stored[0].pk).content_optimized == "PERSON=Ottoline Brackenbury|ERROR=ERR_7731"
     assert [revision.content for revision in MemoryRevision.objects.filter(memory=stored[1])] == [TEXTS[1]]
+    assert entity_find(owner=owner, name="ottoline brackenbury").name == "Ottoline Brackenbury"
 
 
 def test_the_worker_drops_the_older_key_once_its_time_is_up(owner, stored):
@@ -97,7 +109,10 @@ def test_an_owner_replaces_the_key_from_the_space_page(owner, owner_client, stor
 
     assert "now seals everything under a new key (version 2)" in response.content.decode()
     page = owner_client.get(reverse("space", args=[space.public_id])).content.decode()
-    assert 'id="key-rotation"' in page and "4 of 4" in page  # the worker re-sealed it all once the request committed
+    rows = sealed_rows(space.pk)
+    assert (
+        'id="key-rotation"' in page and f"{rows} of {rows}" in page
+    )  # the worker re-sealed it all once the request committed
     assert ActivityEvent.objects.filter(owner=owner, action="space_key_rotated").count() == 1
 
 
@@ -117,7 +132,8 @@ def test_rotatekeys_space_seals_everything_again_and_says_when_the_old_key_goes(
     space = stored[0].space
     stdout, _ = command("rotatekeys", "--space", str(space.public_id), "--batch-size", "2")
     assert "now seals under key 2" in stdout
-    assert "2/4 rows re-sealed" in stdout and "4/4 rows re-sealed" in stdout
+    rows = sealed_rows(space.pk)
+    assert f"2/{rows} rows re-sealed" in stdout and f"{rows}/{rows} rows re-sealed" in stdout
     assert "The older keys are dropped 10 minutes after" in stdout
     assert header_versions("memories_memory", space.pk) == {2}
 
@@ -131,8 +147,15 @@ def test_an_owner_replaces_the_key_over_rest_and_follows_the_progress(owner, sto
     space = stored[0].space
     url = f"/api/v1/spaces/{space.public_id}/key"
     headers = {"Authorization": f"Bearer {owner_token}"}
+    rows = sealed_rows(space.pk)
     before = client.get(url, headers=headers).json()
-    assert before == {"space": space.name, "key_version": 1, "rotating": False, "sealed_under_newest": 4, "total": 4}
+    assert before == {
+        "space": space.name,
+        "key_version": 1,
+        "rotating": False,
+        "sealed_under_newest": rows,
+        "total": rows,
+    }
 
     started = client.post(url, headers=headers)
 
@@ -142,7 +165,7 @@ def test_an_owner_replaces_the_key_over_rest_and_follows_the_progress(owner, sto
         "key_version": 2,
         "rotating": True,
         "sealed_under_newest": None,
-        "total": 4,
+        "total": rows,
     }
     rotation_continue(space.pk)
-    assert client.get(url, headers=headers).json()["sealed_under_newest"] == 4
+    assert client.get(url, headers=headers).json()["sealed_under_newest"] == rows

@@ -16,7 +16,7 @@ from accounts.tokens import token_authenticate, token_create
 from gnosem.errors import NotFound, PermissionDenied, ValidationError
 from memories import selectors, services
 from memories.graph.explore import entity_find, entity_list
-from memories.models import Entity, Memory, SpaceCorpusStatistic, TermPosting
+from memories.models import Memory, SpaceCorpusStatistic, TermPosting
 from memories.notes import services as notes
 from memories.reading.counting import memory_count
 from memories.search.notes import note_search
@@ -25,7 +25,7 @@ from memories.search.signals import keyword_ranking
 from memories.selectors import MemoryFilters
 from memories.transfer.export import export_chunks, exported_space
 from memories.transfer.importing import import_memories
-from tests.memories.stored import matching
+from tests.memories.stored import entities_keyed, matching
 
 pytestmark = pytest.mark.django_db
 
@@ -242,7 +242,7 @@ def test_each_space_keeps_its_own_entities(owner, team):
         services.memory_write(owner=owner, content="Priya Raman reviews every billing migration.", space="Platform")
     )
 
-    entities = Entity.objects.filter(key="priya raman")
+    entities = entities_keyed("priya raman")
     assert sorted(entities.values_list("space_id", flat=True)) == sorted([personal_space_of(owner).pk, team.pk])
     # Found by name, the default write space's first; listed once per space.
     assert entity_find(owner=owner, name="Priya Raman").space_id == personal_space_of(owner).pk

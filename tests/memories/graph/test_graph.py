@@ -22,6 +22,7 @@ from memories.models import Entity, EntityMention, Memory, NoteMention
 from memories.notes import services as notes
 from memories.search.pipeline import search_hybrid
 from tests.memories.conftest import GOOD, RAW
+from tests.memories.stored import entities_keyed
 
 ATLAS_DEADLINE = "Priya Raman moved the Atlas launch to June because the payments audit slipped."
 ATLAS_STACK = "The Atlas service runs on PostgreSQL 16; its migration scripts live in /srv/atlas/migrations."
@@ -30,7 +31,7 @@ ERROR_CODE = "The checkout fails with ERR-4312 when the payments audit flag is s
 
 
 def mention_names(memory: Memory) -> set[str]:
-    return set(EntityMention.objects.filter(memory=memory).values_list("entity__key", flat=True))
+    return {entity.key for entity in Entity.objects.filter(mentions__memory=memory)}
 
 
 @pytest.fixture
@@ -49,9 +50,9 @@ def test_indexing_links_the_entities_of_text_and_tags(atlas):
     assert {"priya raman", "atlas"} <= mention_names(deadline)
     assert {"atlas", "postgresql 16", "/srv/atlas/migrations"} <= mention_names(stack)
     assert "err-4312" in mention_names(error)
-    tagged = EntityMention.objects.get(memory=deadline, entity__key="atlas")
+    tagged = EntityMention.objects.get(memory=deadline, entity__in=entities_keyed("atlas"))
     assert tagged.source == "tag" and tagged.weight == graph.SOURCE_WEIGHTS["tag"]
-    assert Entity.objects.get(key="atlas").kind == "project"  # the tag's namespace names the kind
+    assert entities_keyed("atlas").get().kind == "project"  # the tag's namespace names the kind
 
 
 def test_an_update_relinks_at_once_and_a_deletion_unlinks(owner, atlas):
@@ -64,24 +65,24 @@ def test_an_update_relinks_at_once_and_a_deletion_unlinks(owner, atlas):
     assert "team:payments" in mention_names(stack) or "payments" in mention_names(stack)
 
     services.memory_delete(owner=owner, public_id=error.public_id)
-    assert not EntityMention.objects.filter(entity__key="err-4312").exists()
-    Entity.objects.filter(key="err-4312").update(linked_at=timezone.now() - graph.PRUNE_AFTER - timedelta(minutes=1))
+    assert not EntityMention.objects.filter(entity__in=entities_keyed("err-4312")).exists()
+    entities_keyed("err-4312").update(linked_at=timezone.now() - graph.PRUNE_AFTER - timedelta(minutes=1))
     assert graph.entities_prune() >= 1
-    assert not Entity.objects.filter(key="err-4312").exists()
-    assert Entity.objects.filter(key="atlas").exists()  # still mentioned: never pruned
+    assert not entities_keyed("err-4312").exists()
+    assert entities_keyed("atlas").exists()  # still mentioned: never pruned
 
 
 def test_pruning_keeps_the_entities_only_a_note_mentions(owner, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):  # the note's embedding, as a worker would run it
         note = notes.note_write(owner=owner, title="Kestrel", content="Priya Raman runs the Kestrel Labs account.")
-    assert NoteMention.objects.filter(note=note, entity__key="priya raman").exists()
+    assert NoteMention.objects.filter(note=note, entity__in=entities_keyed("priya raman")).exists()
     Entity.objects.filter(space__personal_of=owner).update(
         linked_at=timezone.now() - graph.PRUNE_AFTER - timedelta(minutes=1)
     )
 
     assert graph.entities_prune() == 0
 
-    assert NoteMention.objects.filter(note=note, entity__key="priya raman").exists()
+    assert NoteMention.objects.filter(note=note, entity__in=entities_keyed("priya raman")).exists()
 
 
 def test_compressed_facts_link_their_entities(owner, chat_server, django_capture_on_commit_callbacks):
@@ -89,9 +90,9 @@ def test_compressed_facts_link_their_entities(owner, chat_server, django_capture
     with django_capture_on_commit_callbacks(execute=True):  # embedding and compression, as a worker would
         memory = services.memory_write(owner=owner, content=RAW)
 
-    fact = EntityMention.objects.get(memory=memory, entity__key="billing")
+    fact = EntityMention.objects.get(memory=memory, entity__in=entities_keyed("billing"))
     assert fact.source == "fact:PROJECT" and fact.weight == graph.SOURCE_WEIGHTS["fact"]
-    assert Entity.objects.get(space__personal_of=owner, key="billing").kind == "project"
+    assert entities_keyed("billing", space__personal_of=owner).get().kind == "project"
 
 
 def test_explore_from_an_entity_gives_its_neighbours_edges_and_memories(owner, atlas):
@@ -178,7 +179,7 @@ def test_an_entitys_page_lists_the_notes_that_mention_it(owner, owner_client, dj
     with django_capture_on_commit_callbacks(execute=True):  # the notes' indexing, as a worker would run it
         vendors = notes.note_write(owner=owner, title="Vendors", content="Kestrel Labs sends its reports.")
         notes.note_write(owner=owner, title="Hiking", content="The Dolomites in June.")
-    entity = Entity.objects.get(space__personal_of=owner, key="kestrel lab")
+    entity = entities_keyed("kestrel lab", space__personal_of=owner).get()
 
     page = owner_client.get(reverse("entity_detail", args=[entity.public_id])).content.decode()
 
@@ -215,7 +216,7 @@ def test_an_entity_many_memories_mention_shows_a_bounded_few_and_its_page_lists_
 
     assert len(queries) == len(few_queries)  # none per memory
     assert [memory.pk for memory in view.memories] == [memory.pk for memory in reversed(many)][:MAX_ENTRY_MEMORIES]
-    entity = Entity.objects.get(space__personal_of=owner, key="kestrel lab")
+    entity = entities_keyed("kestrel lab", space__personal_of=owner).get()
     page = owner_client.get(reverse("entity_detail", args=[entity.public_id])).content.decode()
     assert all(f"/memories/{memory.public_id}/" in page for memory in many)
 
@@ -268,7 +269,7 @@ def test_a_stranger_sees_none_of_the_owners_graph(owner, stranger, atlas, index,
     assert "No entity named" in mcp_as(stranger_token).fails("explore_graph", {"entity": "ERR-4312"})
     headers = {"HTTP_AUTHORIZATION": f"Bearer {stranger_token}"}
     assert client.get(reverse("api-graph"), {"entity": "Atlas"}, **headers).status_code == 404
-    owners_entity = Entity.objects.get(space__personal_of=owner, key="atlas")
+    owners_entity = entities_keyed("atlas", space__personal_of=owner).get()
     unknown = uuid.uuid4()
     theirs = mcp_as(stranger_token).fails("explore_graph", {"entity_id": str(owners_entity.public_id)})
     nobodys = mcp_as(stranger_token).fails("explore_graph", {"entity_id": str(unknown)})
@@ -319,7 +320,7 @@ def test_entity_pages_list_draw_and_escape(owner, owner_client, index):
     )
     listing = owner_client.get(reverse("entities"), {"q": "mallory"})
     assert listing.status_code == 200 and "@mallory" in listing.content.decode()
-    entity = Entity.objects.get(space__personal_of=owner, key="@mallory")
+    entity = entities_keyed("@mallory", space__personal_of=owner).get()
 
     page = owner_client.get(reverse("entity_detail", args=[entity.public_id]))
 
@@ -380,7 +381,7 @@ def test_the_ids_of_a_users_entities_say_nothing_about_other_users_writes(owner,
 
 
 def test_an_entity_page_is_not_addressed_by_its_row_number(owner, owner_client, atlas):
-    entity = Entity.objects.get(space__personal_of=owner, key="atlas")
+    entity = entities_keyed("atlas", space__personal_of=owner).get()
 
     assert owner_client.get(f"/entities/{entity.pk}/").status_code == 404
     assert owner_client.get(f"/entities/{entity.public_id}/").status_code == 200
@@ -390,7 +391,7 @@ def test_explore_by_entity_id_over_mcp_and_rest(owner, atlas, mcp, client, owner
     named = mcp.ok("explore_graph", {"entity": "Priya Raman"})
     ids = {entity["name"]: entity["id"] for entity in named["entities"]}
     atlas_id = next(entity_id for name, entity_id in ids.items() if name.casefold() == "atlas")
-    assert str(Entity.objects.get(space__personal_of=owner, key="atlas").public_id) == atlas_id
+    assert str(entities_keyed("atlas", space__personal_of=owner).get().public_id) == atlas_id
 
     result = mcp.ok("explore_graph", {"entity_id": atlas_id})
     assert result["entry"][0].casefold() == "atlas"

@@ -156,9 +156,11 @@ def fuzzing_conditions(settings) -> None:
 def fuzzed_memory(owner) -> None:
     """The owner's one memory and one note (never embedded: the test's transaction never commits)."""
     memory = services.memory_write(owner=owner, content="The release train leaves on Thursdays.", tags=["ops"])
-    type(memory).objects.filter(pk=memory.pk).update(public_id=uuid.UUID(FUZZ_MEMORY_ID))
     note = notes.note_write(owner=owner, title="Release train", content="# Release train\n\nIt leaves on Thursdays.")
-    type(note).objects.filter(pk=note.pk).update(public_id=uuid.UUID(FUZZ_NOTE_ID))
+    # Saved whole: their texts are sealed for their ids, so they are sealed again for the new ones.
+    memory.public_id, note.public_id = uuid.UUID(FUZZ_MEMORY_ID), uuid.UUID(FUZZ_NOTE_ID)
+    memory.save()
+    note.save()
 
 
 @pytest.fixture(scope="module", autouse=True)

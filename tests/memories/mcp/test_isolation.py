@@ -6,7 +6,8 @@ import pytest
 
 from accounts.spaces import personal_space_of
 from memories import services
-from memories.models import Entity, Memory
+from memories.models import Memory
+from tests.memories.stored import entities_keyed
 
 
 @pytest.fixture
@@ -51,7 +52,7 @@ def test_another_users_id_looks_exactly_like_an_unknown_id(stranger_mcp, owners_
 def test_another_users_entity_id_looks_exactly_like_an_unknown_id(stranger_mcp, owner):
     memory = services.memory_write(owner=owner, content="Priya Raman leads the Atlas launch.", tags=["project:atlas"])
     services.memories_index(memory_ids=[memory.pk])
-    entity = Entity.objects.get(space__personal_of=owner, key="atlas")
+    entity = entities_keyed("atlas", space__personal_of=owner).get()
     unknown = uuid.uuid4()
 
     theirs = stranger_mcp.fails("explore_graph", {"entity_id": str(entity.public_id)})

@@ -24,6 +24,7 @@ from memories.notes import services as notes
 from memories.search.notes import note_search, semantic_search
 from tests.memories.locking import lock_waiters
 from tests.memories.mcp.conftest import McpCaller
+from tests.memories.stored import entities_keyed
 
 RUNBOOK = """# Database failover runbook
 
@@ -114,7 +115,7 @@ def test_an_update_reembeds_and_tags_alone_relink(owner, indexed, django_capture
     assert "Lisbon" in note_search(owner=owner, query="Lisbon")[0].passage
 
     notes.note_update(owner=owner, public_id=note.public_id, tags=["project:offsite"])
-    assert NoteMention.objects.filter(note=note, entity__key="offsite", source="tag").exists()
+    assert NoteMention.objects.filter(note=note, entity__in=entities_keyed("offsite"), source="tag").exists()
     with pytest.raises(ValidationError, match="nothing to change"):
         notes.note_update(owner=owner, public_id=note.public_id)
 
