@@ -23,7 +23,7 @@ from django.db.models.lookups import LessThanOrEqual
 from pgvector.django import HalfVectorField
 
 from accounts.models import MAX_SPACE_NAME_CHARS
-from memories.encryption.fields import SealedModel, SealedTextField, UnreadableText
+from memories.encryption.fields import SealedModel, SealedTagsField, SealedTextField, UnreadableText
 from memories.encryption.keys import current_key
 from memories.vocabulary import KINDS
 
@@ -149,7 +149,7 @@ class Memory(SealedModel):
     content_optimized = SealedTextField(null=True, blank=True, row=("public_id",))
     content_chars = TextLengthField(of="content")
     optimized_chars = TextLengthField(null=True, blank=True, of="content_optimized")
-    tags = ArrayField(models.CharField(max_length=MAX_TAG_CHARS), default=list, blank=True)
+    tags = SealedTagsField(blank=True, row=("public_id",))
     written_by = models.CharField(max_length=MAX_WRITTEN_BY_CHARS, blank=True, default="")
     created_at = models.DateTimeField(db_index=True)
     updated_at = models.DateTimeField()
@@ -196,14 +196,16 @@ class Memory(SealedModel):
     tokens_optimized = models.GeneratedField(
         expression=TokensOfLength("optimized_chars"), output_field=models.IntegerField(null=True), db_persist=True
     )
-    # Derived from the text as it is saved (memories.encryption.derived), under the space key of version
-    # `key_version`: the blind full-text vector and its token count (BM25's length), the keyed
-    # digest of the text (case and spacing aside) and whether it ends with a question mark.
+    # Derived from the text and tags as they are saved (memories.encryption.derived), under the space
+    # key of version `key_version`: the blind full-text vector and its token count (BM25's length),
+    # the keyed digest of the text (case and spacing aside), whether it ends with a question mark,
+    # and each tag's keyed digest (what tag filters match).
     key_version = models.PositiveIntegerField()
     search_vector = SearchVectorField()
     search_length = models.IntegerField()
     content_digest = models.CharField(max_length=32)
     is_question = models.BooleanField()
+    tag_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)
 
     # Not stored: set by memory_write on the memory it returns when the text was already there.
     written_again = False
@@ -225,7 +227,7 @@ class Memory(SealedModel):
             ),
             # btree_gin: the space and the words in one index, so a word search reads only the space's rows.
             GinIndex(fields=["space", "search_vector"], name="memory_space_search_vector"),
-            GinIndex(fields=["tags"], name="memory_tags"),
+            GinIndex(fields=["tag_digests"], name="memory_tags"),
             # memory_write finds the same text already written.
             models.Index(fields=["space", "content_digest"], name="memory_space_content_digest"),
             # session_start reads the pinned memories of each space.
@@ -243,7 +245,8 @@ class Memory(SealedModel):
                 condition=Q(compression_status__in=CompressionStatus.values), name="memory_compression_status"
             ),
             models.CheckConstraint(
-                condition=LessThanOrEqual(Func(F("tags"), function="cardinality"), MAX_TAGS), name="memory_tags_count"
+                condition=LessThanOrEqual(Func(F("tag_digests"), function="cardinality"), MAX_TAGS),
+                name="memory_tags_count",
             ),
             models.CheckConstraint(condition=~Q(superseded_by=F("id")), name="memory_not_superseded_by_itself"),
             models.CheckConstraint(condition=~Q(duplicate_of=F("id")), name="memory_not_duplicate_of_itself"),
@@ -267,8 +270,9 @@ class Memory(SealedModel):
         return rows
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        """Save, deriving the search columns again when the text or the space changed."""
-        from memories.encryption.derived import DERIVED_FIELDS, derive_stored_forms, derived_changed
+        """Save, deriving the search columns again when the text or the space changed, and the
+        tags' digests when the tags are saved."""
+        from memories.encryption.derived import DERIVED_FIELDS, derive_stored_forms, derive_tag_digests, derived_changed
 
         update_fields = None if kwargs.get("update_fields") is None else set(kwargs["update_fields"])
         if update_fields is not None:  # a text's length is written with it
@@ -278,6 +282,10 @@ class Memory(SealedModel):
             derive_stored_forms([self])
             if update_fields is not None:
                 update_fields |= set(DERIVED_FIELDS)
+        elif update_fields is None or "tags" in update_fields:
+            derive_tag_digests([self])
+            if update_fields is not None:
+                update_fields.add("tag_digests")
         if update_fields is not None:
             kwargs["update_fields"] = update_fields
         super().save(*args, **kwargs)
@@ -292,7 +300,7 @@ class MemoryRevision(SealedModel):
     space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+", db_index=False)
     content = SealedTextField(row=("memory_id", "valid_from"))
     content_chars = TextLengthField(of="content")
-    tags = ArrayField(models.CharField(max_length=MAX_TAG_CHARS), default=list, blank=True)
+    tags = SealedTagsField(blank=True, row=("memory_id", "valid_from"))
     written_by = models.CharField(max_length=MAX_WRITTEN_BY_CHARS, blank=True, default="")
     # When this version took effect (the memory's creation or the update before) and when it was replaced.
     valid_from = models.DateTimeField()
@@ -440,7 +448,10 @@ class Note(SealedModel):
     title_chars = TextLengthField(of="title")
     content_chars = TextLengthField(of="content")
     format = models.CharField(max_length=16, choices=NoteFormat.choices, default=NoteFormat.MARKDOWN)
-    tags = ArrayField(models.CharField(max_length=MAX_TAG_CHARS), default=list, blank=True)
+    tags = SealedTagsField(blank=True, row=("public_id",))
+    # The tags' keyed digests under the space key of version `key_version` (what tag filters match).
+    key_version = models.PositiveIntegerField()
+    tag_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     indexing_status = models.CharField(max_length=16, choices=IndexingStatus.choices, default=IndexingStatus.PENDING)
@@ -468,12 +479,31 @@ class Note(SealedModel):
             models.CheckConstraint(condition=Q(format__in=NoteFormat.values), name="note_format"),
             models.CheckConstraint(condition=Q(indexing_status__in=IndexingStatus.values), name="note_indexing_status"),
             models.CheckConstraint(
-                condition=LessThanOrEqual(Func(F("tags"), function="cardinality"), MAX_TAGS), name="note_tags_count"
+                condition=LessThanOrEqual(Func(F("tag_digests"), function="cardinality"), MAX_TAGS),
+                name="note_tags_count",
             ),
         ]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.public_id})"
+
+    @classmethod
+    def rekeyed(cls, rows: Sequence[SealedModel]) -> Sequence[SealedModel]:
+        from memories.encryption.derived import derive_note_tag_digests
+
+        derive_note_tag_digests(rows)  # type: ignore[arg-type]  # rows of this model
+        return rows
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save, digesting the tags again (under the space's current key) when they are saved."""
+        from memories.encryption.derived import derive_note_tag_digests
+
+        update_fields = None if kwargs.get("update_fields") is None else set(kwargs["update_fields"])
+        if update_fields is None or "tags" in update_fields:
+            derive_note_tag_digests([self])
+            if update_fields is not None:
+                kwargs["update_fields"] = update_fields | {"tag_digests", "key_version"}
+        super().save(*args, **kwargs)
 
 
 class NoteChunk(SealedModel):

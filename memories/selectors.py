@@ -17,6 +17,7 @@ from django.utils.crypto import salted_hmac
 
 from accounts.reach import Actor, ReachedSpace, reach_of
 from gnosem.errors import NotFound, ValidationError
+from memories.encryption.derived import tag_variants
 from memories.models import IndexingStatus, Memory, MemoryRevision, Note
 
 
@@ -31,10 +32,12 @@ class MemoryFilters:
     created_before: datetime | None = None
     include_superseded: bool = False
 
-    def as_q(self, prefix: str = "") -> Q:
+    def as_q(self, space_ids: list[int], prefix: str = "") -> Q:
+        """The filters on the memories of these spaces (tags are matched by their digests under
+        the spaces' keys)."""
         q = Q() if self.include_superseded else Q(**{f"{prefix}superseded_by__isnull": True})
-        if self.tags:
-            q &= Q(**{f"{prefix}tags__contains": list(self.tags)})
+        for tag in self.tags:
+            q &= Q(**{f"{prefix}tag_digests__overlap": tag_variants(tag, space_ids)})
         if self.written_by:
             q &= Q(**{f"{prefix}written_by": self.written_by})
         if self.created_after:
@@ -151,7 +154,8 @@ def decode_cursor(cursor: object, *, what: str = "memory_list") -> tuple[datetim
 
 def memory_list(*, owner: Actor, filters: MemoryFilters, limit: int, cursor: str | None = None) -> MemoryPage:
     """The memories of the spaces the caller reaches, newest first, `limit` at a time."""
-    queryset = memories_of(owner).filter(filters.as_q()).order_by("-created_at", "-id")
+    reach = reach_of(owner)
+    queryset = memories_of(reach).filter(filters.as_q(reach.space_ids)).order_by("-created_at", "-id")
     if cursor:
         created_at, pk = decode_cursor(cursor)
         queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=pk))

@@ -502,7 +502,7 @@ def _claim_for_indexing(first_id: int | None, limit: int) -> list[Memory]:
         lease = timedelta(seconds=settings.GNOSEM_INDEXING_LEASE_SECONDS)
         cursor.execute(_CLAIM_SQL, {"first": first_id or 0, "limit": limit, "lease": lease})  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
         ids = [row[0] for row in cursor.fetchall()]
-    return list(Memory.objects.filter(pk__in=ids).only("id", "space_id", "content"))
+    return list(Memory.objects.filter(pk__in=ids).only("id", "space_id", "public_id", "content"))
 
 
 def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> int:

@@ -22,12 +22,16 @@ def migrate(targets: Targets) -> Apps:
     return MigrationExecutor(connection).loader.project_state(targets).apps
 
 
+def latest() -> Targets:
+    """Every app's newest migration: where the application's models are."""
+    return MigrationExecutor(connection).loader.graph.leaf_nodes()
+
+
 @contextmanager
 def migrated_to(targets: Targets) -> Iterator[Apps]:
     """The apps at `targets`, and every migration applied again afterwards, whatever happens."""
     try:
         yield migrate(targets)
     finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(executor.loader.graph.leaf_nodes())
+        MigrationExecutor(connection).migrate(latest())
         forget_cached_keys()

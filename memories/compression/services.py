@@ -138,7 +138,9 @@ def memory_compress(*, memory_id: int, attempt: int = 1, only_pending: bool = Tr
     Returns None when there was nothing to do or nothing was stored: the memory is gone, does
     not wait for compression, or was edited meanwhile (the edit queued its own run).
     """
-    memory = Memory.objects.filter(pk=memory_id).only("id", "content", "compression_status").first()
+    memory = (
+        Memory.objects.filter(pk=memory_id).only("id", "space_id", "public_id", "content", "compression_status").first()
+    )
     if memory is None or (only_pending and memory.compression_status != CompressionStatus.PENDING):
         return None
     if len(memory.content) <= COMPRESSION_MIN_CHARS or not llm.llm_configured():

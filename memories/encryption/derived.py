@@ -1,21 +1,23 @@
-"""What a memory's row holds derived from its text, which the database cannot read (it is
-sealed, memories.encryption.fields): the blind full-text vector and its length
-(memories.encryption.blind_index), the keyed digest that finds the same text written again, and
-whether the text ends with a question mark; and a note passage's blind vector. `Memory.save`
-derives a memory's when its text or space changed; writers that insert in bulk call
-`derive_stored_forms` (or, for passages, `derive_passage_vectors`) first.
+"""What a memory's row holds derived from its text and tags, which the database cannot read (they
+are sealed, memories.encryption.fields): the blind full-text vector and its length
+(memories.encryption.blind_index), the keyed digest that finds the same text written again,
+whether the text ends with a question mark, and each tag's keyed digest; a note's tag digests; a
+note passage's blind vector; an entity's key digest. `Memory.save` derives a memory's when its
+text or space changed (its tag digests when its tags are saved), `Note.save` a note's; writers
+that insert in bulk call `derive_stored_forms` (or, for passages, `derive_passage_vectors`) first.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from memories.encryption.blind_index import analyse, blind_vector
-from memories.encryption.keys import DataKey, current_key
+from memories.encryption.fields import UnreadableTags
+from memories.encryption.keys import DataKey, current_key, key_for, readable_keys
 
 if TYPE_CHECKING:
-    from memories.models import Memory, NoteChunk
+    from memories.models import Memory, Note, NoteChunk
 
-DERIVED_FIELDS = ("key_version", "search_vector", "search_length", "content_digest", "is_question")
+DERIVED_FIELDS = ("key_version", "search_vector", "search_length", "content_digest", "is_question", "tag_digests")
 # Hex digits of the text digest kept (128 bits).
 DIGEST_CHARS = 32
 
@@ -32,8 +34,25 @@ def entity_digest(key: DataKey, entity_key: str) -> str:
     return key.mac("entity", entity_key).hex()[:DIGEST_CHARS]
 
 
+def tag_digest(key: DataKey, tag: str) -> str:
+    """A tag as tag filters match it under a space key (`tag_digests` of memories and notes)."""
+    return key.mac("tag", tag).hex()[:DIGEST_CHARS]
+
+
+def tag_variants(tag: str, space_ids: Iterable[int]) -> list[str]:
+    """The tag's digests under every key of these spaces: a row carries it when its
+    `tag_digests` hold any of them."""
+    return [tag_digest(key, tag) for keys in readable_keys(list(space_ids)).values() for key in keys]
+
+
+def _digested(row: "Memory | Note", key: DataKey) -> None:
+    """Set the row's tag digests under `key`, unless its tags did not open (their digests stay)."""
+    if not isinstance(row.tags, UnreadableTags):
+        row.tag_digests = [tag_digest(key, tag) for tag in row.tags]
+
+
 def derive_stored_forms(memories: "Sequence[Memory]") -> None:
-    """Set each memory's derived columns from its text, under its space's current key."""
+    """Set each memory's derived columns from its text and tags, under its space's current key."""
     keys: dict[int, DataKey] = {}
     for memory, analysis in zip(memories, analyse([memory.content for memory in memories]), strict=True):
         key = keys.get(memory.space_id) or keys.setdefault(memory.space_id, current_key(memory.space_id))
@@ -43,6 +62,21 @@ def derive_stored_forms(memories: "Sequence[Memory]") -> None:
         memory.content_digest = text_digest(key, memory.content)
         memory.is_question = memory.content.rstrip(" \t\r\n").endswith("?")
         memory.derived_from = (memory.space_id, memory.content)
+        _digested(memory, key)
+
+
+def derive_tag_digests(memories: "Sequence[Memory]") -> None:
+    """Set each memory's tag digests under the key version its other derived columns name."""
+    for memory in memories:
+        _digested(memory, key_for(memory.space_id, memory.key_version))
+
+
+def derive_note_tag_digests(notes: "Sequence[Note]") -> None:
+    """Set each note's tag digests, and the key version they are under: its space's current one."""
+    for note in notes:
+        key = current_key(note.space_id)
+        note.key_version = key.version
+        _digested(note, key)
 
 
 def derived_changed(memory: "Memory") -> bool:

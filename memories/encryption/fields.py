@@ -11,6 +11,7 @@ plain string: they are refused. A value that does not open reads as `UnreadableT
 written back unchanged rather than sealed over, so nothing is lost by saving its row.
 """
 
+import json
 import logging
 from collections.abc import Sequence
 from datetime import datetime
@@ -49,6 +50,15 @@ class UnreadableText(str):
         return text
 
 
+class UnreadableTags(list[str]):
+    """What sealed tags that fail to open read as: none, keeping the stored bytes so that saving
+    the row writes them back unchanged."""
+
+    def __init__(self, blob: bytes) -> None:
+        super().__init__()
+        self.blob = blob
+
+
 class SealedTextField(models.BinaryField):
     """Text sealed under the row's space key; `row` names the fields that identify the row."""
 
@@ -78,15 +88,27 @@ class SealedTextField(models.BinaryField):
         value = getattr(model_instance, self.attname)
         if value is None or isinstance(value, SealedValue):
             return value
-        if isinstance(value, UnreadableText):
+        if isinstance(value, UnreadableText | UnreadableTags):
             return SealedValue(value.blob)
         key = current_key(model_instance.space_id)  # type: ignore[attr-defined]  # every sealed model has a space
-        return SealedValue(key.seal(value, self.context(model_instance)))
+        return SealedValue(key.seal(self.encode(value), self.context(model_instance)))
+
+    def encode(self, value: Any) -> str:
+        """The attribute's value as the text sealed."""
+        return value
+
+    def decode(self, text: str) -> Any:
+        """The attribute's value from the text opened."""
+        return text
+
+    def unreadable(self, blob: bytes, reason: str) -> Any:
+        """What the attribute holds when its value does not open."""
+        return UnreadableText(blob, reason)
 
     def get_db_prep_value(self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False) -> Any:
         if isinstance(value, SealedValue):
             value = value.blob
-        elif isinstance(value, str):
+        elif isinstance(value, str | list):
             raise TypeError(
                 f"{self.model.__name__}.{self.name} is sealed: write it through save() or bulk_create(), "
                 "which seal it under the row's space key, not through update() or raw values."
@@ -94,12 +116,32 @@ class SealedTextField(models.BinaryField):
         return super().get_db_prep_value(value, connection, prepared)
 
 
-def seal_as(instance: models.Model, field_name: str, text: str, key: DataKey) -> bytes:
+class SealedTagsField(SealedTextField):
+    """A list of tags sealed as one JSON array; they read as an empty list when they do not open."""
+
+    _pyi_private_set_type: list[str]  # type: ignore[assignment]  # a list of tags, not text
+    _pyi_private_get_type: list[str]  # type: ignore[assignment]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("default", list)
+        super().__init__(*args, **kwargs)
+
+    def encode(self, value: Any) -> str:
+        return json.dumps(list(value), ensure_ascii=False)
+
+    def decode(self, text: str) -> Any:
+        return json.loads(text)
+
+    def unreadable(self, blob: bytes, reason: str) -> Any:
+        return UnreadableTags(blob)
+
+
+def seal_as(instance: models.Model, field_name: str, text: Any, key: DataKey) -> bytes:
     """`text` sealed under `key` as the `field_name` column of the row `instance` stands for:
     for writers that insert rows in SQL, bypassing `save`."""
     field = instance._meta.get_field(field_name)
     assert isinstance(field, SealedTextField)
-    return key.seal(text, field.context(instance))
+    return key.seal(field.encode(text), field.context(instance))
 
 
 def _context_part(value: object) -> str:
@@ -123,14 +165,15 @@ def open_sealed_fields(instance: models.Model) -> None:
             instance.__dict__[field.attname] = open_value(instance, field, value.blob)
 
 
-def open_value(instance: models.Model, field: SealedTextField, blob: bytes) -> str:
-    """One sealed value's text, or an `UnreadableText` saying why it does not open."""
+def open_value(instance: models.Model, field: SealedTextField, blob: bytes) -> Any:
+    """One sealed value as its attribute holds it, or the field's unreadable value (an
+    `UnreadableText` saying why) when it does not open."""
     try:
         key = key_for(instance.space_id, sealed_version(blob))  # type: ignore[attr-defined]  # every sealed model has a space
-        return key.open(blob, field.context(instance))
-    except Unreadable as error:
+        return field.decode(key.open(blob, field.context(instance)))
+    except (Unreadable, ValueError) as error:
         logger.error("%s %s: %s cannot be opened: %s", instance._meta.label, instance.pk, field.name, error)
-        return UnreadableText(blob, str(error))
+        return field.unreadable(blob, str(error))
 
 
 def unreadable_fields(instance: models.Model) -> list[str]:
@@ -138,7 +181,7 @@ def unreadable_fields(instance: models.Model) -> list[str]:
     return [
         field.name
         for field in sealed_fields(type(instance))
-        if isinstance(instance.__dict__.get(field.attname), UnreadableText)
+        if isinstance(instance.__dict__.get(field.attname), UnreadableText | UnreadableTags)
     ]
 
 

@@ -126,7 +126,7 @@ def entities_link(memory_ids: Iterable[int]) -> int:
         Memory.objects.select_for_update()
         .filter(pk__in=memory_ids)
         .order_by("pk")
-        .only("id", "space_id", "content", "content_optimized", "tags")
+        .only("id", "space_id", "public_id", "content", "content_optimized", "tags")
     )
     found: dict[int, list[tuple[int, Mention]]] = defaultdict(list)
     for memory in memories:

@@ -16,7 +16,7 @@ from django.utils import timezone
 from accounts.reach import Actor, reach_of, user_of
 from gnosem.errors import NotFound, ValidationError
 from gnosem.labels import label_problem
-from memories.encryption.derived import derive_passage_vectors
+from memories.encryption.derived import derive_passage_vectors, tag_variants
 from memories.graph.linking import notes_link
 from memories.indexing import lifecycle as indexing_lifecycle
 from memories.indexing import vectors
@@ -136,9 +136,10 @@ class NotePage:
 def note_list(*, owner: Actor, tags: object = None, limit: object = None, cursor: object = None) -> NotePage:
     """The notes of the spaces the caller reaches, most recently changed first, `limit` at a time (content deferred)."""
     limit = clean_limit(limit)
-    notes = notes_of(owner).defer("content").order_by("-updated_at", "-id")
-    if tags:
-        notes = notes.filter(tags__contains=clean_tags(tags))
+    reach = reach_of(owner)
+    notes = notes_of(reach).defer("content").order_by("-updated_at", "-id")
+    for tag in clean_tags(tags) if tags else []:
+        notes = notes.filter(tag_digests__overlap=tag_variants(tag, reach.space_ids))
     if cursor is not None:
         updated_at, pk = decode_cursor(cursor, what="note_list")
         notes = notes.filter(Q(updated_at__lt=updated_at) | Q(updated_at=updated_at, id__lt=pk))

@@ -1,20 +1,46 @@
 """memory_count: exact counts of the memories of the spaces a caller reaches, optionally about a topic and grouped."""
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC
 
 from django.contrib.postgres.fields import ArrayField
-from django.db.models import Case, CharField, Count, F, Func, Value, When
+from django.db.models import Case, CharField, Count, F, Func, Min, QuerySet, Value, When
 from django.db.models.functions import Coalesce, TruncMonth
 
 from accounts.reach import Actor, reach_of
 from gnosem.errors import ValidationError
+from memories.models import Memory
 from memories.search.about import about
 from memories.selectors import MemoryFilters, memories_of
 from memories.validation import clean_query
 
 GROUPINGS = ("tag", "written_by", "month", "space", "author")
 _TAGS = ArrayField(CharField())
+# The group of a tag whose memory's tags do not open (memories.encryption.fields.UnreadableTags).
+UNREADABLE_TAG = "[unreadable]"
+
+
+def _tag_groups(memories: QuerySet[Memory]) -> list[tuple[str, int]]:
+    """How many of `memories` carry each tag, most first, untagged ones as "". The database
+    counts the tags' digests (a space's and key version's own); each digest is named by opening
+    the tags of one memory carrying it, and the counts of one tag under several digests summed."""
+    untagged = Value([""], output_field=_TAGS)
+    digest = Func(
+        Case(When(tag_digests=[], then=untagged), default=F("tag_digests"), output_field=_TAGS),
+        function="unnest",
+        output_field=CharField(),
+    )
+    rows = list(memories.annotate(digest=digest).values("digest").annotate(n=Count("id"), sample=Min("id")))
+    samples = Memory.objects.only("id", "space_id", "public_id", "tags", "tag_digests").in_bulk(
+        row["sample"] for row in rows
+    )
+    counts: Counter[str] = Counter()
+    for row in rows:
+        sample = samples.get(row["sample"])
+        named = dict(zip(sample.tag_digests, sample.tags, strict=False)) if sample else {}  # in the same order
+        counts[named.get(row["digest"], UNREADABLE_TAG) if row["digest"] else ""] += row["n"]
+    return sorted(counts.items(), key=lambda group: (-group[1], group[0]))
 
 
 @dataclass(frozen=True)
@@ -42,7 +68,7 @@ def memory_count(*, owner: Actor, filters: MemoryFilters, query: object = None, 
     if group_by is not None and group_by not in GROUPINGS:
         raise ValidationError("group_by", f"must be one of {', '.join(GROUPINGS)}; got {group_by!r}.")
     reach = reach_of(owner)
-    memories = memories_of(reach).filter(filters.as_q()).order_by()
+    memories = memories_of(reach).filter(filters.as_q(reach.space_ids)).order_by()
     by_meaning = True
     if query is not None:
         topic = about(space_ids=reach.space_ids, topic=clean_query(query))
@@ -50,15 +76,10 @@ def memory_count(*, owner: Actor, filters: MemoryFilters, query: object = None, 
     count = memories.count()
     if group_by is None:
         return MemoryCount(count, by_meaning=by_meaning)
-    key: Func | F  # a tag, a writer or a month
     if group_by == "tag":
-        untagged = Value([""], output_field=_TAGS)
-        key = Func(
-            Case(When(tags=[], then=untagged), default=F("tags"), output_field=_TAGS),
-            function="unnest",
-            output_field=CharField(),
-        )
-    elif group_by == "written_by":
+        return MemoryCount(count, _tag_groups(memories), by_meaning)
+    key: Func | F  # a writer, a space, an author or a month
+    if group_by == "written_by":
         key = F("written_by")
     elif group_by == "space":
         key = F("space__name")

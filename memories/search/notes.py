@@ -15,6 +15,7 @@ from pgvector import Vector
 from accounts.reach import Actor, Reach, reach_of
 from gnosem.errors import ValidationError
 from memories.encryption.blind_index import BLIND_TERMS_SQL, BlindQuery, blind_query
+from memories.encryption.derived import tag_variants
 from memories.indexing.vectors import serving_model_name
 from memories.models import Note, NoteChunk
 from memories.search.pipeline import SearchHit, query_embedding, search_hybrid
@@ -86,7 +87,8 @@ _KEYWORD_SQL = """
     LIMIT %(limit)s
 """
 _TAGS_JOIN = "JOIN memories_note n ON n.id = c.note_id"
-_TAGS_FILTER = "AND n.tags @> %(tags)s::varchar[]"
+# One per tag, matched by its digests under the searched spaces' keys.
+_TAG_FILTER = "AND n.tag_digests && %(tag_{number})s::varchar[]"
 
 
 @dataclass(frozen=True)
@@ -128,9 +130,11 @@ def note_search(
     params: dict[str, int | str | list[str] | list[int]] = {
         "spaces": reach.space_ids,
         "limit": top_k * PASSAGES_PER_RESULT,
-        "tags": tags,
     }
-    join, filters = (_TAGS_JOIN, _TAGS_FILTER) if tags else ("", "")
+    for number, tag in enumerate(tags):
+        params[f"tag_{number}"] = tag_variants(tag, reach.space_ids)
+    join = _TAGS_JOIN if tags else ""
+    filters = " ".join(_TAG_FILTER.format(number=number) for number in range(len(tags)))
     model_name, vector = query_embedding(query)
     model_name = model_name or serving_model_name()
     use_vector = "vector" in signals and vector is not None

@@ -15,6 +15,7 @@ from pgvector import Vector
 from psycopg import sql
 
 from memories.encryption.blind_index import BLIND_TERMS_SQL, blind_query
+from memories.encryption.derived import tag_variants
 from memories.indexing.sequences import CONTEXT_WINDOW, neighbours_sql, predecessor_sql
 from memories.models import Entity
 from memories.selectors import MemoryFilters
@@ -176,7 +177,7 @@ def vector_ranking(
     """
     if not space_ids:
         return []
-    filters_sql, filter_params = _filters_sql(filters)
+    filters_sql, filter_params = _filters_sql(filters, space_ids)
     if exact or filter_params:
         # Superseded memories are dropped from the nearest memories, not before: a join on every
         # chunk's memory would cost more than the scan (so a superseded memory may take a place).
@@ -260,14 +261,16 @@ def _current_sql(filters: MemoryFilters, table: str) -> sql.Composable:
     return sql.SQL(" AND {table}.superseded_by_id IS NULL").format(table=sql.Identifier(table))
 
 
-def _filters_sql(filters: MemoryFilters) -> tuple[sql.Composed, dict[str, list[str] | str | datetime]]:
-    """The filters as SQL on `m` (memories_memory), each clause after an AND, with named
-    parameters (one per clause)."""
+def _filters_sql(
+    filters: MemoryFilters, space_ids: list[int]
+) -> tuple[sql.Composed, dict[str, list[str] | str | datetime]]:
+    """The filters as SQL on `m` (memories_memory) of these spaces, each clause after an AND,
+    with named parameters (one per clause; a tag is matched by its digests under the spaces' keys)."""
     clauses: list[sql.Composable] = []
     params: dict[str, list[str] | str | datetime] = {}
-    if filters.tags:
-        clauses.append(sql.SQL(" AND m.tags @> %(tags)s::varchar[]"))
-        params["tags"] = list(filters.tags)
+    for number, tag in enumerate(filters.tags):
+        clauses.append(sql.SQL(" AND m.tag_digests && {}::varchar[]").format(sql.Placeholder(f"tag_{number}")))
+        params[f"tag_{number}"] = tag_variants(tag, space_ids)
     if filters.written_by:
         clauses.append(sql.SQL(" AND m.written_by = %(written_by)s"))
         params["written_by"] = filters.written_by
@@ -332,7 +335,7 @@ def keyword_ranking(*, space_ids: list[int], query: str, filters: MemoryFilters,
     terms = blind_query(query, space_ids)
     if not terms:
         return []
-    filters_sql, filter_params = _filters_sql(filters)
+    filters_sql, filter_params = _filters_sql(filters, space_ids)
     statement = _BM25_SQL.format(
         blind_terms=sql.SQL(BLIND_TERMS_SQL),
         current=sql.SQL("") if filters.include_superseded else sql.SQL("AND p.current"),
@@ -422,7 +425,7 @@ def graph_ranking(*, space_ids: list[int], seeds: dict[int, float], filters: Mem
     (see `_GRAPH_SQL`): the graph expansion signal (memories.graph.linking)."""
     if not seeds:
         return []
-    filters_sql, filter_params = _filters_sql(filters)
+    filters_sql, filter_params = _filters_sql(filters, space_ids)
     statement = _GRAPH_SQL.format(
         group=_GROUP_SQL.format(table=sql.Identifier("m")),
         current=_current_sql(filters, "m"),

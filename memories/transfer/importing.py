@@ -27,7 +27,7 @@ from gnosem.errors import ValidationError
 from gnosem.labels import label_problem
 from gnosem.types import Owner
 from memories.compression.services import awaiting_compression, guard, reset_compression
-from memories.encryption.derived import derive_stored_forms
+from memories.encryption.derived import derive_note_tag_digests, derive_stored_forms
 from memories.indexing.queue import enqueue_compression, enqueue_indexing, enqueue_note_indexing
 from memories.limits.quotas import quota_check, text_growth
 from memories.models import (
@@ -518,6 +518,7 @@ def _create_notes(target: Reach, space_id: int, entries: list[_NoteEntry]) -> in
                 indexing_queued_at=now,
             )
         )
+    derive_note_tag_digests(notes)
     batch = note_batch()
     for start in range(0, len(notes), batch):
         for note in Note.objects.bulk_create(notes[start : start + batch]):

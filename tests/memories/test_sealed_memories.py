@@ -14,10 +14,14 @@ from django.db import connection
 from memories import services, sharing
 from memories.encryption.blind_index import analyse
 from memories.encryption.fields import UnreadableText, unreadable_fields
+from memories.encryption.rotation import rotation_continue, rotation_start
 from memories.models import Memory, MemoryRevision, SpaceTermStatistic, TermPosting
+from memories.notes import services as notes
+from memories.notes.services import note_list
+from memories.reading.counting import memory_count
 from memories.search.pipeline import search_hybrid
 from memories.search.signals import BM25_B, BM25_K1, keyword_ranking
-from memories.selectors import MemoryFilters
+from memories.selectors import MemoryFilters, memory_list
 from memories.transfer.export import export_chunks, exported_space
 
 PLANTED = "Zanzibar-Quokka invoice ERR_7Q31 settled by Ottoline Brackenbury"
@@ -225,3 +229,67 @@ def test_a_memory_that_does_not_open_can_be_written_over_and_keeps_its_bytes_as_
     assert Memory.objects.get(pk=updated.pk).content == "Written over."
     revision = MemoryRevision.objects.get(memory=updated)
     assert unreadable_fields(revision) == ["content"] and revision.content_chars == len(PLANTED)
+
+
+@pytest.mark.django_db
+def test_tags_are_sealed_and_still_filter_search_lists_counts_and_notes(owner):
+    tagged = services.memory_write(owner=owner, content="The quarterly invoice run.", tags=["zanzibar-quokka", "ops"])
+    services.memory_update(owner=owner, public_id=tagged.public_id, tags=["zanzibar-quokka", "brackenbury"])
+    services.memory_write(owner=owner, content="The quarterly invoice run, untagged.")
+    note = notes.note_write(owner=owner, title="Runbook", content="# Steps\n\nRun it.", tags=["ottoline"])
+    stored = b""
+    with connection.cursor() as cursor:
+        for table in ("memories_memory", "memories_memoryrevision", "memories_note"):
+            cursor.execute(f"SELECT tags, t::text FROM {table} t")
+            stored += b" ".join(bytes(tags) + text.encode() for tags, text in cursor.fetchall())
+    assert [
+        word for word in (b"zanzibar", b"quokka", b"brackenbury", b"ottoline", b"ops") if word in stored.lower()
+    ] == []
+
+    filters = MemoryFilters(tags=("brackenbury", "zanzibar-quokka"))
+    assert [memory.pk for memory in memory_list(owner=owner, filters=filters, limit=10).memories] == [tagged.pk]
+    assert [hit.memory.pk for hit in search_hybrid(owner=owner, query="invoice run", filters=filters)] == [tagged.pk]
+    assert memory_list(owner=owner, filters=MemoryFilters(tags=("ops",)), limit=10).memories == []
+    assert MemoryRevision.objects.get(memory=tagged).tags == ["zanzibar-quokka", "ops"]
+    groups = memory_count(owner=owner, filters=MemoryFilters(), group_by="tag").groups
+    assert groups == [("", 1), ("brackenbury", 1), ("zanzibar-quokka", 1)]
+    assert [found.pk for found in note_list(owner=owner, tags=["ottoline"]).notes] == [note.pk]
+    assert note_list(owner=owner, tags=["ops"]).notes == []
+
+
+@pytest.mark.django_db
+def test_tags_filter_across_key_versions_while_a_space_is_re_keyed(owner):
+    before = services.memory_write(owner=owner, content="Sealed under the first key.", tags=["billing"])
+    rotation_start(before.space_id)
+    after = services.memory_write(owner=owner, content="Sealed under the second key.", tags=["billing"])
+    assert (Memory.objects.get(pk=before.pk).key_version, after.key_version) == (1, 2)
+
+    filters = MemoryFilters(tags=("billing",))
+    assert {memory.pk for memory in memory_list(owner=owner, filters=filters, limit=10).memories} == {
+        before.pk,
+        after.pk,
+    }
+    assert memory_count(owner=owner, filters=MemoryFilters(), group_by="tag").groups == [("billing", 2)]
+    rotation_continue(before.space_id)
+    assert Memory.objects.get(pk=before.pk).key_version == 2
+    assert {memory.pk for memory in memory_list(owner=owner, filters=filters, limit=10).memories} == {
+        before.pk,
+        after.pk,
+    }
+
+
+@pytest.mark.django_db
+def test_tags_that_do_not_open_read_as_none_and_keep_their_bytes_and_digests(owner):
+    kept = services.memory_write(owner=owner, content="Its tags open.", tags=["ops"])
+    spoiled = services.memory_write(owner=owner, content="Its tags will not open.", tags=["billing"])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memories_memory SET tags = (SELECT tags FROM memories_memory WHERE id = %s) WHERE id = %s",
+            [kept.pk, spoiled.pk],
+        )
+    reread = Memory.objects.get(pk=spoiled.pk)
+    assert reread.tags == [] and unreadable_fields(reread) == ["tags"] and reread.content == "Its tags will not open."
+    reread.pinned = True
+    reread.save()
+    assert memory_list(owner=owner, filters=MemoryFilters(tags=("billing",)), limit=10).memories[0].pk == spoiled.pk
+    assert ("[unreadable]", 1) in memory_count(owner=owner, filters=MemoryFilters(), group_by="tag").groups

@@ -65,7 +65,7 @@ class Command(BaseCommand):
 
     def _embed_missing(self, target: embedding.AnyEmbedder, batch_size: int) -> int:
         """Embed, batch by batch in id order, every indexed memory lacking `target`'s vectors."""
-        missing = vectors.memories_missing_vectors(target.name).only("id", "space_id", "content")
+        missing = vectors.memories_missing_vectors(target.name).only("id", "space_id", "public_id", "content")
         embedded = last_id = 0
         with tqdm(total=missing.count(), desc=f"embedding with {target.name}", unit="memory") as progress:
             while batch := list(missing.filter(pk__gt=last_id)[:batch_size]):
