@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from memories.encryption.keys import DataKey, readable_keys
+from memories.encryption.keys import SPACE_KEYS_SQL, DataKey, keys_of_rows
 
 # Hex digits of HMAC-SHA256 kept per lexeme: 64 bits, so that two of a space's distinct terms
 # share a digest with odds below one in a billion at a million terms.
@@ -28,7 +28,13 @@ SELECT t.n, u.lexeme, array_to_string(u.positions, ',')
 FROM unnest(%s::text[]) WITH ORDINALITY AS t (text, n)
 CROSS JOIN LATERAL unnest(gnosem_search_vector(t.text)) AS u
 """
-_QUERY_LEXEMES_SQL = "SELECT DISTINCT lexeme FROM unnest(tsvector_to_array(gnosem_search_vector(%s))) AS lexeme"
+# The query's lexemes (space NULL) and the searched spaces' keys, in one round trip.
+_QUERY_TERMS_AND_KEYS_SQL = f"""
+SELECT NULL::bigint, NULL::integer, NULL::bytea, NULL::text, lexeme
+FROM (SELECT DISTINCT lexeme FROM unnest(tsvector_to_array(gnosem_search_vector(%(query)s))) AS lexeme) AS lexemes
+UNION ALL
+SELECT *, NULL FROM ({SPACE_KEYS_SQL}) AS space_keys
+"""
 
 
 @dataclass(frozen=True)
@@ -85,17 +91,15 @@ class BlindQuery:
         return {"term_numbers": self.terms, "term_spaces": self.spaces, "term_lexemes": self.lexemes}
 
 
-def query_lexemes(query: str) -> list[str]:
-    """The query's distinct lexemes, as memories are analysed."""
-    with connection.cursor() as cursor:
-        cursor.execute(_QUERY_LEXEMES_SQL, [query])
-        return sorted(lexeme for (lexeme,) in cursor.fetchall())
-
-
 def blind_query(query: str, space_ids: Iterable[int]) -> BlindQuery:
-    """The query's terms under every key of the searched spaces."""
-    lexemes = query_lexemes(query)
-    keys = readable_keys(list(space_ids)) if lexemes else {}
+    """The query's terms under every key of the searched spaces (read with the query's analysis,
+    in one round trip)."""
+    space_ids = list(space_ids)
+    with connection.cursor() as cursor:
+        cursor.execute(_QUERY_TERMS_AND_KEYS_SQL, {"query": query, "key_spaces": space_ids})
+        rows = cursor.fetchall()
+    lexemes = sorted(row[4] for row in rows if row[0] is None)
+    keys = keys_of_rows(space_ids, [row[:4] for row in rows if row[0] is not None]) if lexemes else {}
     entries = [
         (number, key.space_id, key.version, blind_lexeme(key, lexeme))
         for number, lexeme in enumerate(lexemes)

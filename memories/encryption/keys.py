@@ -13,7 +13,8 @@ space's newest is read from the database every time.
 import hmac
 import secrets
 import threading
-from collections.abc import Collection
+import time
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
@@ -73,6 +74,13 @@ _lock = threading.Lock()
 # By (space, version): the key, and the wrapped form it came from (a row read later with another
 # wrapped form, after a migration dropped and made the keys again, replaces it).
 _cache: dict[tuple[int, int], tuple[bytes, DataKey]] = {}
+# The newest version of each space's key this process read, and when (time.monotonic()): trusted
+# for CURRENT_TTL seconds, so that a write sealing several values reads it once. A write that seals
+# under a version just replaced elsewhere is re-sealed by the rotation, which keeps the older
+# versions for minutes (memories.encryption.rotation.RETIRE_AFTER); this process forgets its
+# version of a space whenever it adds or drops one of the space's keys itself.
+CURRENT_TTL = 2.0
+_current: dict[int, tuple[float, int]] = {}
 # Keys this process created in a transaction not yet committed, by their wrapped form: a rollback
 # takes such a row back (and another key may later be made with its version), so it is cached only
 # once its transaction commits.
@@ -86,9 +94,18 @@ def _space_keys() -> "type[SpaceKey]":
 
 def current_key(space_id: int) -> DataKey:
     """The space's newest data key, made now if the space has none (one key however many
-    processes ask at once)."""
+    processes ask at once). Which version is newest is read again after CURRENT_TTL."""
+    with _lock:
+        known = _current.get(space_id)
+        cached = _cache.get((space_id, known[1])) if known and time.monotonic() - known[0] < CURRENT_TTL else None
+    if cached is not None:
+        return cached[1]
     row = _by_version(space_id).first() or _create_first_key(space_id)
-    return _data_key(space_id, *row)
+    key = _data_key(space_id, *row)
+    with _lock:
+        if (space_id, key.version) in _cache:  # committed
+            _current[space_id] = (time.monotonic(), key.version)
+    return key
 
 
 def key_for(space_id: int, version: int) -> DataKey:
@@ -103,16 +120,30 @@ def key_for(space_id: int, version: int) -> DataKey:
     return _data_key(space_id, version, *row)
 
 
+# Every version of the spaces' data keys, as `keys_of_rows` reads them: for queries that read them
+# together with something else, in one round trip (memories.encryption.blind_index).
+SPACE_KEYS_SQL = (
+    "SELECT space_id, version, wrapped, master_id FROM memories_spacekey WHERE space_id = ANY(%(key_spaces)s)"
+)
+
+
 def readable_keys(space_ids: Collection[int]) -> dict[int, list[DataKey]]:
     """Every version of each space's data key, newest first (empty for a space with none yet)."""
-    found: dict[int, list[DataKey]] = {space_id: [] for space_id in space_ids}
     rows = (
         _space_keys()
-        .objects.filter(space_id__in=found)
-        .order_by("space_id", "-version")
+        .objects.filter(space_id__in=list(space_ids))
         .values_list("space_id", "version", "wrapped", "master_id")
     )
-    for space_id, version, wrapped, wrapped_by in rows:
+    return keys_of_rows(space_ids, rows)
+
+
+def keys_of_rows(
+    space_ids: Collection[int], rows: Iterable[tuple[int, int, bytes | memoryview, str]]
+) -> dict[int, list[DataKey]]:
+    """The data keys of these spaces from their `SpaceKey` rows (space, version, wrapped, master
+    id), each space's newest first."""
+    found: dict[int, list[DataKey]] = {space_id: [] for space_id in space_ids}
+    for space_id, version, wrapped, wrapped_by in sorted(rows, key=lambda row: (row[0], -row[1])):
         found[space_id].append(_data_key(space_id, version, wrapped, wrapped_by))
     return found
 
@@ -143,6 +174,8 @@ def space_key_add(space_id: int) -> int:
         material = secrets.token_bytes(KEY_BYTES)
         wrapped = _wrap(master, space_id, version, material)
         _space_keys().objects.create(space_id=space_id, version=version, wrapped=wrapped, master_id=master_id(master))
+    with _lock:
+        _current.pop(space_id, None)
     return version
 
 
@@ -156,6 +189,7 @@ def space_keys_drop_older(space_id: int, version: int) -> int:
     with _lock:
         for cached in [cached for cached in _cache if cached[0] == space_id and cached[1] < version]:
             del _cache[cached]
+        _current.pop(space_id, None)
     return dropped
 
 
@@ -163,6 +197,7 @@ def forget_cached_keys() -> None:
     """Empty the process's cache of unwrapped keys (after the keys' table was made anew)."""
     with _lock:
         _cache.clear()
+        _current.clear()
 
 
 def _by_version(space_id: int) -> "QuerySet[SpaceKey, tuple[int, bytes | memoryview, str]]":

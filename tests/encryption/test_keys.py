@@ -171,3 +171,25 @@ def test_a_space_is_made_with_its_first_key_which_the_process_has_at_hand(owner,
     assert list(SpaceKey.objects.filter(space=space).values_list("version", flat=True)) == [1]
     with django_assert_num_queries(0):
         key_for(space.pk, 1)
+
+
+def test_the_current_key_is_read_once_then_again_after_its_time(owner, django_assert_num_queries, monkeypatch):
+    space = team_space_create(user=owner, name="Research")
+    with django_assert_num_queries(1):
+        assert current_key(space.pk).version == 1
+    with django_assert_num_queries(0):  # a write sealing several values reads it once
+        assert current_key(space.pk).version == 1
+
+    add_version(space.pk, 2)  # by another process: this one learns of it once its time is up
+    assert current_key(space.pk).version == 1
+    monkeypatch.setattr(keys, "CURRENT_TTL", 0.0)
+    assert current_key(space.pk).version == 2
+
+
+def test_a_key_this_process_adds_or_drops_is_current_at_once(owner):
+    space = team_space_create(user=owner, name="Research")
+    assert current_key(space.pk).version == 1
+    assert keys.space_key_add(space.pk) == 2
+    assert current_key(space.pk).version == 2
+    keys.space_keys_drop_older(space.pk, 2)
+    assert current_key(space.pk).version == 2 and [key.version for key in readable_keys([space.pk])[space.pk]] == [2]
