@@ -11,7 +11,7 @@ from django.db import transaction
 
 from gnosem.errors import ValidationError
 from memories import services
-from memories.models import Memory, ServingModel
+from memories.models import MasterKeyCheck, Memory, ServingModel
 from memories.search.pipeline import search_hybrid
 from memories.selectors import MemoryFilters
 
@@ -58,18 +58,19 @@ def corpus(django_db_setup, django_db_blocker) -> Iterator[Corpus]:
     add memories do so inside their own rolled-back transaction.
 
     What it commits outlives every test's rollback, so it takes all of it away again: the owner
-    (with their memories, vectors and statistics) and the serving model row that indexing the
-    first memories of an empty database records. Left behind, that row would pin search to
-    all-MiniLM-L6-v2 for later tests that configure another model."""
+    (with their memories, vectors, statistics and space keys), the serving model row that indexing
+    the first memories of an empty database records, and the record of the master key that first
+    sealing makes. Left behind, the first would pin search to all-MiniLM-L6-v2 for later tests that
+    configure another model, the second would refuse the master keys the encryption tests set."""
     with django_db_blocker.unblock():
-        serving_model_recorded = ServingModel.objects.exists()
+        recorded = {model: model.objects.exists() for model in (ServingModel, MasterKeyCheck)}
         owner = get_user_model().objects.create_user(username="corpus-owner")
         memories = write_all(owner, CORPUS)
     yield Corpus(owner=owner, memories=memories)
     with django_db_blocker.unblock():
         owner.delete()
-        if not serving_model_recorded:
-            ServingModel.objects.all().delete()
+        for model in (model for model, existed in recorded.items() if not existed):
+            model.objects.all().delete()
 
 
 @pytest.mark.parametrize(
