@@ -463,6 +463,9 @@ class Note(SealedModel):
         expression=TokensOfLength("content_chars"), output_field=models.IntegerField(), db_persist=True
     )
 
+    # A note holds up to 10 MB: a key rotation re-seals at most ten at a time.
+    rotation_batch = 10
+
     class Meta:
         indexes = [
             models.Index(fields=["space", "-updated_at", "-id"], name="note_space_newest"),

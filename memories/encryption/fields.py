@@ -188,6 +188,10 @@ def unreadable_fields(instance: models.Model) -> list[str]:
 class SealedModel(models.Model):
     """A model with sealed columns, opened as its rows are read."""
 
+    # Rows a key rotation re-seals per transaction at most (memories.encryption.rotation); None:
+    # as many as its batch.
+    rotation_batch: int | None = None
+
     class Meta:
         abstract = True
 

@@ -99,12 +99,13 @@ def rotation_start(space_id: int) -> Rotation:
 
 
 def rotation_step(space_id: int, version: int, batch: int = BATCH) -> int:
-    """Re-seal up to `batch` of the space's rows still under keys older than `version`, in one
-    transaction; how many were (0: none is left)."""
+    """Re-seal up to `batch` of the space's rows still under keys older than `version` (at most a
+    model's `rotation_batch` of its rows), a transaction per model; how many were (0: none is left)."""
     done = 0
     for model in _sealed_models():
+        size = min(batch - done, model.rotation_batch or batch)
         with transaction.atomic():
-            rows = list(_older(model, space_id, version).select_for_update().order_by("pk")[: batch - done])
+            rows = list(_older(model, space_id, version).select_for_update().order_by("pk")[:size])
             for row in model.rekeyed(rows):
                 row.save()
         done += len(rows)

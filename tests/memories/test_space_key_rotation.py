@@ -14,7 +14,8 @@ from accounts.models import ActivityEvent, Role
 from memories import services
 from memories.encryption.rotation import rotation_continue, rotation_of, rotation_start, rotation_step
 from memories.graph.explore import entity_find
-from memories.models import Entity, Memory, MemoryRevision, SpaceKey
+from memories.models import Entity, Memory, MemoryRevision, Note, SpaceKey
+from memories.notes import services as notes
 from memories.search.pipeline import search_hybrid
 from memories.space_keys import rotations_continue
 from tests.memories.stored import store
@@ -169,3 +170,15 @@ def test_an_owner_replaces_the_key_over_rest_and_follows_the_progress(owner, sto
     }
     rotation_continue(space.pk)
     assert client.get(url, headers=headers).json()["sealed_under_newest"] == rows
+
+
+def test_a_rotation_re_seals_notes_ten_at_a_time(owner):
+    written = [notes.note_write(owner=owner, title=f"Runbook {n}", content=f"Step {n}.") for n in range(12)]
+    space_id = written[0].space_id
+    rotation_start(space_id)
+
+    assert [rotation_step(space_id, 2), rotation_step(space_id, 2), rotation_step(space_id, 2)] == [10, 2, 0]
+    assert [note.title for note in Note.objects.filter(space_id=space_id).order_by("pk")] == [
+        f"Runbook {n}" for n in range(12)
+    ]
+    assert header_versions("memories_note", space_id) == {2}
