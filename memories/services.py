@@ -14,8 +14,8 @@ from accounts.reach import Actor, reach_of, user_of
 from gnosem.errors import ValidationError
 from gnosem.types import Owner
 from memories.compression.services import awaiting_compression, reset_compression
-from memories.encryption.derived import text_digest
-from memories.encryption.keys import current_key, readable_keys
+from memories.encryption.derived import digests_under_every_key, text_digest
+from memories.encryption.keys import current_key
 from memories.graph.linking import entities_link
 from memories.hygiene.links import links_lock, loop_closers
 from memories.hygiene.near_duplicates import near_duplicates_link
@@ -127,7 +127,7 @@ def _current_with_same_text(space_id: int, content: str) -> Memory | None:
     """The space's oldest current (not superseded) memory with this text, case and spacing aside,
     locked; called with the text's turn taken. Its digest is looked up under each of the space's
     keys (a space being re-keyed holds both)."""
-    digests = [text_digest(key, content) for key in readable_keys([space_id]).get(space_id, [])]
+    digests = digests_under_every_key(text_digest, content, [space_id])
     return (
         Memory.objects.select_for_update()
         .filter(space_id=space_id, superseded_by__isnull=True, content_digest__in=digests)

@@ -7,7 +7,7 @@ text or space changed (its tag digests when its tags are saved), `Note.save` a n
 that insert in bulk call `derive_stored_forms` (or, for passages, `derive_passage_vectors`) first.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from memories.encryption.blind_index import analyse, blind_vector
@@ -39,10 +39,15 @@ def tag_digest(key: DataKey, tag: str) -> str:
     return key.mac("tag", tag).hex()[:DIGEST_CHARS]
 
 
+def digests_under_every_key(digest: Callable[[DataKey, str], str], value: str, space_ids: Iterable[int]) -> list[str]:
+    """`value`'s digests under every key of these spaces: a row of theirs holds `value` when its
+    digest is any of them, whichever key version it was made under."""
+    return [digest(key, value) for keys in readable_keys(list(space_ids)).values() for key in keys]
+
+
 def tag_variants(tag: str, space_ids: Iterable[int]) -> list[str]:
-    """The tag's digests under every key of these spaces: a row carries it when its
-    `tag_digests` hold any of them."""
-    return [tag_digest(key, tag) for keys in readable_keys(list(space_ids)).values() for key in keys]
+    """The tag's digests under every key of these spaces, as `tag_digests` hold them."""
+    return digests_under_every_key(tag_digest, tag, space_ids)
 
 
 def _digested(row: "Memory | Note", key: DataKey) -> None:

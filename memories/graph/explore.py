@@ -16,8 +16,7 @@ from django.db.models.functions import Coalesce
 
 from accounts.reach import Actor, Reach, reach_of
 from gnosem.errors import NotFound, ValidationError
-from memories.encryption.derived import entity_digest
-from memories.encryption.keys import readable_keys
+from memories.encryption.derived import digests_under_every_key, entity_digest
 from memories.graph.extraction import entity_key
 from memories.models import Entity, EntityMention, Memory, Note, NoteMention
 from memories.reading.budget import fit_to_budget, reading_tokens
@@ -209,8 +208,8 @@ def entity_find(*, owner: Actor, name: object) -> Entity:
     owner = reach_of(owner)
     key = entity_key(name)
     if key:
-        keys = [space_key for space_keys in readable_keys(owner.space_ids).values() for space_key in space_keys]
-        found = entities_of(owner).filter(key_digest__in=[entity_digest(space_key, key) for space_key in keys]).first()
+        digests = digests_under_every_key(entity_digest, key, owner.space_ids)
+        found = entities_of(owner).filter(key_digest__in=digests).first()
         if found is not None:
             return found
     similar = (

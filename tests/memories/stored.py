@@ -4,6 +4,7 @@ notes and entities found by their sealed texts, which no query can match."""
 
 from collections.abc import Callable
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from memories.encryption.blind_index import blind_lexeme
@@ -54,3 +55,13 @@ OTHER_VECTOR = "'0123456789abcdef':1 'fedcba9876543210':2"
 def entities_keyed(key: str, **filters: object) -> QuerySet[Entity]:
     """The entities matching `filters` whose normalised key is `key`."""
     return Entity.objects.filter(pk__in=[entity.pk for entity in Entity.objects.filter(**filters) if entity.key == key])
+
+
+def copy_sealed(table: str, column: str, source: int, *targets: int) -> None:
+    """Copy the sealed `column` of row `source` of `table` into the `targets` rows, as someone
+    writing to the database directly would: bound to its own row, it does not open there."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET {column} = (SELECT {column} FROM {table} WHERE id = %s) WHERE id = ANY(%s)",
+            [source, list(targets)],
+        )

@@ -23,6 +23,7 @@ from memories.search.pipeline import search_hybrid
 from memories.search.signals import BM25_B, BM25_K1, keyword_ranking
 from memories.selectors import MemoryFilters, memory_list
 from memories.transfer.export import export_chunks, exported_space
+from tests.memories.stored import copy_sealed
 
 PLANTED = "Zanzibar-Quokka invoice ERR_7Q31 settled by Ottoline Brackenbury"
 COMPRESSED = "TOPIC=Zanzibar-Quokka|PERSON=Ottoline Brackenbury"
@@ -117,12 +118,7 @@ def test_a_ciphertext_copied_into_another_row_or_space_does_not_open(owner, stra
     planted = services.memory_write(owner=owner, content=PLANTED)
     neighbour = services.memory_write(owner=owner, content="Another memory of the same space.")
     strangers = services.memory_write(owner=stranger, content="A memory of someone else's space.")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE memories_memory SET content = (SELECT content FROM memories_memory WHERE id = %s) "
-            "WHERE id = ANY(%s)",
-            [planted.pk, [neighbour.pk, strangers.pk]],
-        )
+    copy_sealed("memories_memory", "content", planted.pk, neighbour.pk, strangers.pk)
     for victim in (neighbour, strangers):
         reread = Memory.objects.get(pk=victim.pk)
         assert isinstance(reread.content, UnreadableText) and unreadable_fields(reread) == ["content"]
@@ -178,11 +174,7 @@ def test_checksealed_names_what_does_not_open_and_healthz_counts_it(owner, comma
     settings.GNOSEM_HEALTHZ_DETAILS = True
     kept = services.memory_write(owner=owner, content="A memory that opens.")
     tampered = services.memory_write(owner=owner, content=PLANTED)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE memories_memory SET content = (SELECT content FROM memories_memory WHERE id = %s) WHERE id = %s",
-            [kept.pk, tampered.pk],
-        )
+    copy_sealed("memories_memory", "content", kept.pk, tampered.pk)
 
     with pytest.raises(CommandError, match=r"1 of \d+ rows hold a value that does not open"):
         command("checksealed")
@@ -201,11 +193,7 @@ def test_an_export_leaves_out_what_does_not_open_and_carries_everything_else_pla
     kept = services.memory_write(owner=owner, content=PLANTED)
     services.memory_update(owner=owner, public_id=kept.public_id, content=PLANTED + " Paid.")
     spoiled = services.memory_write(owner=owner, content="This one will not open.")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE memories_memory SET content = (SELECT content FROM memories_memory WHERE id = %s) WHERE id = %s",
-            [kept.pk, spoiled.pk],
-        )
+    copy_sealed("memories_memory", "content", kept.pk, spoiled.pk)
 
     document = json.loads("".join(export_chunks(exported_space(owner))))
 
@@ -218,11 +206,7 @@ def test_an_export_leaves_out_what_does_not_open_and_carries_everything_else_pla
 def test_a_memory_that_does_not_open_can_be_written_over_and_keeps_its_bytes_as_a_revision(owner):
     kept = services.memory_write(owner=owner, content="A memory that opens.")
     spoiled = services.memory_write(owner=owner, content=PLANTED)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE memories_memory SET content = (SELECT content FROM memories_memory WHERE id = %s) WHERE id = %s",
-            [kept.pk, spoiled.pk],
-        )
+    copy_sealed("memories_memory", "content", kept.pk, spoiled.pk)
 
     updated = services.memory_update(owner=owner, public_id=spoiled.public_id, content="Written over.")
 
@@ -282,11 +266,7 @@ def test_tags_filter_across_key_versions_while_a_space_is_re_keyed(owner):
 def test_tags_that_do_not_open_read_as_none_and_keep_their_bytes_and_digests(owner):
     kept = services.memory_write(owner=owner, content="Its tags open.", tags=["ops"])
     spoiled = services.memory_write(owner=owner, content="Its tags will not open.", tags=["billing"])
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE memories_memory SET tags = (SELECT tags FROM memories_memory WHERE id = %s) WHERE id = %s",
-            [kept.pk, spoiled.pk],
-        )
+    copy_sealed("memories_memory", "tags", kept.pk, spoiled.pk)
     reread = Memory.objects.get(pk=spoiled.pk)
     assert reread.tags == [] and unreadable_fields(reread) == ["tags"] and reread.content == "Its tags will not open."
     reread.pinned = True

@@ -14,7 +14,7 @@ from memories.encryption.rotation import rotation_continue, rotation_start
 from memories.graph.explore import entity_find, entity_list, graph_explore
 from memories.graph.linking import entities_link
 from memories.models import Entity, EntityMention
-from tests.memories.stored import entities_keyed
+from tests.memories.stored import copy_sealed, entities_keyed
 
 pytestmark = pytest.mark.django_db
 
@@ -59,11 +59,7 @@ def test_relinking_finds_the_entity_it_made_rather_than_making_it_again(owner, l
 
 def test_a_name_moved_to_another_entity_does_not_open_and_spoils_nothing_else(owner, linked):
     victim, source = entities_keyed("zanzibar-quokka").get(), entities_keyed("ottoline brackenbury").get()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE memories_entity SET name = (SELECT name FROM memories_entity WHERE id = %s) WHERE id = %s",
-            [source.pk, victim.pk],
-        )
+    copy_sealed("memories_entity", "name", source.pk, victim.pk)
     assert unreadable_fields(Entity.objects.get(pk=victim.pk)) == ["name"]
     assert entity_find(owner=owner, name="Ottoline Brackenbury").name == "Ottoline Brackenbury"
     assert len(graph_explore(owner=owner, entity="Ottoline Brackenbury").nodes) >= 2
