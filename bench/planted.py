@@ -28,7 +28,7 @@ PLACES = {
     "note title": 20,
     "note text": 30,
     "tag": 20,
-    "client (written_by)": 10,
+    "client": 10,
     "entity name": 20,
 }
 
@@ -63,7 +63,7 @@ def plant(user: AbstractBaseUser) -> dict[str, list[str]]:
             notes.note_write(owner=user, title=f"Runbook {title}", content=f"# Steps\n\nCheck {body} first.")
         for n, word in enumerate(planted["tag"]):
             services.memory_write(owner=user, content=f"Tagged memory {n}.", tags=[word])
-        for n, word in enumerate(planted["client (written_by)"]):
+        for n, word in enumerate(planted["client"]):
             services.memory_write(owner=user, content=f"Written by a client, {n}.", written_by=word)
         for word in planted["entity name"]:
             services.memory_write(owner=user, content=f"We met {word} at the conference in Lisbon.")

@@ -23,7 +23,7 @@ from django.db.models.lookups import LessThanOrEqual
 from pgvector.django import HalfVectorField
 
 from accounts.models import MAX_SPACE_NAME_CHARS
-from memories.encryption.fields import SealedModel, SealedTagsField, SealedTextField, UnreadableText
+from memories.encryption.fields import SealedListField, SealedModel, SealedTextField, UnreadableText
 from memories.encryption.keys import current_key
 from memories.vocabulary import KINDS
 
@@ -149,12 +149,13 @@ class Memory(SealedModel):
     content_optimized = SealedTextField(null=True, blank=True, row=("public_id",))
     content_chars = TextLengthField(of="content")
     optimized_chars = TextLengthField(null=True, blank=True, of="content_optimized")
-    tags = SealedTagsField(blank=True, row=("public_id",))
-    written_by = models.CharField(max_length=MAX_WRITTEN_BY_CHARS, blank=True, default="")
+    tags = SealedListField(blank=True, row=("public_id",))
+    # The client that wrote it ("": none named).
+    written_by = SealedTextField(blank=True, default="", row=("public_id",))
     created_at = models.DateTimeField(db_index=True)
     updated_at = models.DateTimeField()
     # The other clients that wrote this same text again (memory_write returned this memory to them).
-    also_written_by = ArrayField(models.CharField(max_length=MAX_WRITTEN_BY_CHARS), default=list, blank=True)
+    also_written_by = SealedListField(blank=True, row=("public_id",))
     # Standing context: session_start lists pinned memories first.
     pinned = models.BooleanField(default=False)
     # A correction's successor: a superseded memory leaves search, counts and session_start by
@@ -199,13 +200,16 @@ class Memory(SealedModel):
     # Derived from the text and tags as they are saved (memories.encryption.derived), under the space
     # key of version `key_version`: the blind full-text vector and its token count (BM25's length),
     # the keyed digest of the text (case and spacing aside), whether it ends with a question mark,
-    # and each tag's keyed digest (what tag filters match).
+    # each tag's keyed digest (what tag filters match), and the keyed digests of its client and of
+    # the other clients that wrote it (what the client filter, session_start and sequences compare).
     key_version = models.PositiveIntegerField()
     search_vector = SearchVectorField()
     search_length = models.IntegerField()
     content_digest = models.CharField(max_length=32)
     is_question = models.BooleanField()
     tag_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)
+    written_by_digest = models.CharField(max_length=32)
+    also_written_by_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)
 
     # Not stored: set by memory_write on the memory it returns when the text was already there.
     written_again = False
@@ -271,8 +275,14 @@ class Memory(SealedModel):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         """Save, deriving the search columns again when the text or the space changed, and the
-        tags' digests when the tags are saved."""
-        from memories.encryption.derived import DERIVED_FIELDS, derive_stored_forms, derive_tag_digests, derived_changed
+        tags' and clients' digests when those are saved."""
+        from memories.encryption.derived import (
+            DERIVED_FIELDS,
+            DIGESTED_FIELDS,
+            derive_digests,
+            derive_stored_forms,
+            derived_changed,
+        )
 
         update_fields = None if kwargs.get("update_fields") is None else set(kwargs["update_fields"])
         if update_fields is not None:  # a text's length is written with it
@@ -282,10 +292,10 @@ class Memory(SealedModel):
             derive_stored_forms([self])
             if update_fields is not None:
                 update_fields |= set(DERIVED_FIELDS)
-        elif update_fields is None or "tags" in update_fields:
-            derive_tag_digests([self])
+        elif update_fields is None or set(DIGESTED_FIELDS) & update_fields:
+            derive_digests([self])
             if update_fields is not None:
-                update_fields.add("tag_digests")
+                update_fields |= set(DIGESTED_FIELDS.values())
         if update_fields is not None:
             kwargs["update_fields"] = update_fields
         super().save(*args, **kwargs)
@@ -300,8 +310,8 @@ class MemoryRevision(SealedModel):
     space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+", db_index=False)
     content = SealedTextField(row=("memory_id", "valid_from"))
     content_chars = TextLengthField(of="content")
-    tags = SealedTagsField(blank=True, row=("memory_id", "valid_from"))
-    written_by = models.CharField(max_length=MAX_WRITTEN_BY_CHARS, blank=True, default="")
+    tags = SealedListField(blank=True, row=("memory_id", "valid_from"))
+    written_by = SealedTextField(blank=True, default="", row=("memory_id", "valid_from"))
     # When this version took effect (the memory's creation or the update before) and when it was replaced.
     valid_from = models.DateTimeField()
     replaced_at = models.DateTimeField()
@@ -448,7 +458,7 @@ class Note(SealedModel):
     title_chars = TextLengthField(of="title")
     content_chars = TextLengthField(of="content")
     format = models.CharField(max_length=16, choices=NoteFormat.choices, default=NoteFormat.MARKDOWN)
-    tags = SealedTagsField(blank=True, row=("public_id",))
+    tags = SealedListField(blank=True, row=("public_id",))
     # The tags' keyed digests under the space key of version `key_version` (what tag filters match).
     key_version = models.PositiveIntegerField()
     tag_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)

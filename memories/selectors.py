@@ -5,19 +5,22 @@ import binascii
 import json
 import secrets
 import uuid
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from django.db.models import Case, Count, F, Prefetch, Q, QuerySet, Sum, When
+from django.db.models import Case, Count, F, Min, Prefetch, Q, QuerySet, Sum, When
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from accounts.reach import Actor, ReachedSpace, reach_of
 from gnosem.errors import NotFound, ValidationError
-from memories.encryption.derived import tag_variants
+from memories.encryption.derived import client_variants, tag_variants
+from memories.encryption.fields import UnreadableText
 from memories.models import IndexingStatus, Memory, MemoryRevision, Note
 
 
@@ -33,13 +36,13 @@ class MemoryFilters:
     include_superseded: bool = False
 
     def as_q(self, space_ids: list[int], prefix: str = "") -> Q:
-        """The filters on the memories of these spaces (tags are matched by their digests under
-        the spaces' keys)."""
+        """The filters on the memories of these spaces (tags and the client are matched by their
+        digests under the spaces' keys)."""
         q = Q() if self.include_superseded else Q(**{f"{prefix}superseded_by__isnull": True})
         for tag in self.tags:
             q &= Q(**{f"{prefix}tag_digests__overlap": tag_variants(tag, space_ids)})
         if self.written_by:
-            q &= Q(**{f"{prefix}written_by": self.written_by})
+            q &= Q(**{f"{prefix}written_by_digest__in": client_variants(self.written_by, space_ids)})
         if self.created_after:
             q &= Q(**{f"{prefix}created_at__gte": self.created_after})
         if self.created_before:
@@ -213,26 +216,45 @@ class DailyWrites:
     count: int
 
 
+# The group of memories whose grouped value (their tags, their client) does not open.
+UNREADABLE_GROUP = "[unreadable]"
+
+
+def client_names(memory_ids: Iterable[int]) -> dict[int, str]:
+    """The client of each of these memories, by id (UNREADABLE_GROUP where it does not open).
+    The database groups memories by their clients' digests (a space's and key version's own);
+    a group is named by opening the client of one memory in it."""
+    samples = Memory.objects.only("id", "space_id", "public_id", "written_by").in_bulk(list(memory_ids))
+    return {
+        pk: UNREADABLE_GROUP if isinstance(memory.written_by, UnreadableText) else memory.written_by
+        for pk, memory in samples.items()
+    }
+
+
 def memory_writes_per_day(owner: Actor, *, days: int) -> list[DailyWrites]:
     """How many memories each client wrote on each of the last `days` days (UTC, today
     included), by creation time; days without writes are absent."""
     today = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
-    rows = (
+    rows = list(
         memories_of(owner)
         .filter(created_at__gte=today - timedelta(days=days - 1))  # a range the space/date index serves
         .annotate(day=TruncDate("created_at"))
-        .values("day", "written_by")
-        .annotate(count=Count("id"))
-        .order_by("day", "written_by")
+        .values("day", "written_by_digest")
+        .annotate(count=Count("id"), sample=Min("id"))
+        .order_by()
     )
-    return [DailyWrites(day=row["day"], written_by=row["written_by"], count=row["count"]) for row in rows]
+    names = client_names(row["sample"] for row in rows)
+    counts: Counter[tuple[date, str]] = Counter()
+    for row in rows:
+        counts[row["day"], names.get(row["sample"], UNREADABLE_GROUP)] += row["count"]
+    return [DailyWrites(day=day, written_by=client, count=count) for (day, client), count in sorted(counts.items())]
 
 
 def memory_clients(owner: Actor) -> list[str]:
     """The client names that wrote the reached memories, for filter menus."""
-    return list(
-        memories_of(owner).exclude(written_by="").order_by("written_by").values_list("written_by", flat=True).distinct()
-    )
+    rows = memories_of(owner).values("written_by_digest").annotate(sample=Min("id")).order_by()
+    names = client_names(row["sample"] for row in rows)
+    return sorted({name for name in names.values() if name and name != UNREADABLE_GROUP})
 
 
 def memory_history(*, owner: Actor, public_id: uuid.UUID) -> tuple[Memory, list[MemoryRevision]]:

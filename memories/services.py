@@ -238,7 +238,9 @@ def memory_update(
         # The memories that read this one in context (its successor, and under a new client the
         # successor there) are re-embedded with it; locked with it in id order, as a worker
         # storing vectors locks them, so that neither waits for the other in a cycle.
-        readers = context_readers([memory.pk]) + (context_readers([memory.pk], written_by=written_by) if moves else [])
+        readers = context_readers([memory.pk])
+        if moves:
+            readers += context_readers([memory.pk], written_by=written_by, space_id=memory.space_id)
         _lock_in_order([memory.pk, *readers])
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
     _supersede(memory, superseded)

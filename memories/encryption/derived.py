@@ -1,23 +1,37 @@
 """What a memory's row holds derived from its text and tags, which the database cannot read (they
 are sealed, memories.encryption.fields): the blind full-text vector and its length
 (memories.encryption.blind_index), the keyed digest that finds the same text written again,
-whether the text ends with a question mark, and each tag's keyed digest; a note's tag digests; a
-note passage's blind vector; an entity's key digest. `Memory.save` derives a memory's when its
-text or space changed (its tag digests when its tags are saved), `Note.save` a note's; writers
-that insert in bulk call `derive_stored_forms` (or, for passages, `derive_passage_vectors`) first.
+whether the text ends with a question mark, each tag's keyed digest and its clients' keyed
+digests; a note's tag digests; a note passage's blind vector; an entity's key digest.
+`Memory.save` derives a memory's when its text or space changed (its tag and client digests when
+those are saved), `Note.save` a note's; writers that insert in bulk call `derive_stored_forms`
+(or, for passages, `derive_passage_vectors`) first.
 """
 
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from memories.encryption.blind_index import analyse, blind_vector
-from memories.encryption.fields import UnreadableTags
+from memories.encryption.fields import UnreadableList, UnreadableText
 from memories.encryption.keys import DataKey, current_key, key_for, readable_keys
 
 if TYPE_CHECKING:
     from memories.models import Memory, Note, NoteChunk
 
-DERIVED_FIELDS = ("key_version", "search_vector", "search_length", "content_digest", "is_question", "tag_digests")
+# A memory's fields digested, and the fields that hold their digests.
+DIGESTED_FIELDS = {
+    "tags": "tag_digests",
+    "written_by": "written_by_digest",
+    "also_written_by": "also_written_by_digests",
+}
+DERIVED_FIELDS = (
+    "key_version",
+    "search_vector",
+    "search_length",
+    "content_digest",
+    "is_question",
+    *DIGESTED_FIELDS.values(),
+)
 # Hex digits of the text digest kept (128 bits).
 DIGEST_CHARS = 32
 
@@ -39,6 +53,12 @@ def tag_digest(key: DataKey, tag: str) -> str:
     return key.mac("tag", tag).hex()[:DIGEST_CHARS]
 
 
+def client_digest(key: DataKey, client: str) -> str:
+    """A client's name (`written_by`) as the client filter, session_start and sequences compare
+    it under a space key (`written_by_digest` and `also_written_by_digests` of memories)."""
+    return key.mac("client", client).hex()[:DIGEST_CHARS]
+
+
 def digests_under_every_key(digest: Callable[[DataKey, str], str], value: str, space_ids: Iterable[int]) -> list[str]:
     """`value`'s digests under every key of these spaces: a row of theirs holds `value` when its
     digest is any of them, whichever key version it was made under."""
@@ -50,10 +70,23 @@ def tag_variants(tag: str, space_ids: Iterable[int]) -> list[str]:
     return digests_under_every_key(tag_digest, tag, space_ids)
 
 
+def client_variants(client: str, space_ids: Iterable[int]) -> list[str]:
+    """The client's digests under every key of these spaces, as `written_by_digest` holds them."""
+    return digests_under_every_key(client_digest, client, space_ids)
+
+
 def _digested(row: "Memory | Note", key: DataKey) -> None:
     """Set the row's tag digests under `key`, unless its tags did not open (their digests stay)."""
-    if not isinstance(row.tags, UnreadableTags):
+    if not isinstance(row.tags, UnreadableList):
         row.tag_digests = [tag_digest(key, tag) for tag in row.tags]
+
+
+def _clients_digested(memory: "Memory", key: DataKey) -> None:
+    """Set the memory's client digests under `key`, but those of names that did not open."""
+    if not isinstance(memory.written_by, UnreadableText):
+        memory.written_by_digest = client_digest(key, memory.written_by)
+    if not isinstance(memory.also_written_by, UnreadableList):
+        memory.also_written_by_digests = [client_digest(key, client) for client in memory.also_written_by]
 
 
 def derive_stored_forms(memories: "Sequence[Memory]") -> None:
@@ -68,12 +101,15 @@ def derive_stored_forms(memories: "Sequence[Memory]") -> None:
         memory.is_question = memory.content.rstrip(" \t\r\n").endswith("?")
         memory.derived_from = (memory.space_id, memory.content)
         _digested(memory, key)
+        _clients_digested(memory, key)
 
 
-def derive_tag_digests(memories: "Sequence[Memory]") -> None:
-    """Set each memory's tag digests under the key version its other derived columns name."""
+def derive_digests(memories: "Sequence[Memory]") -> None:
+    """Set each memory's tag and client digests under the key version its other derived columns name."""
     for memory in memories:
-        _digested(memory, key_for(memory.space_id, memory.key_version))
+        key = key_for(memory.space_id, memory.key_version)
+        _digested(memory, key)
+        _clients_digested(memory, key)
 
 
 def derive_note_tag_digests(notes: "Sequence[Note]") -> None:

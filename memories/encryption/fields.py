@@ -50,9 +50,9 @@ class UnreadableText(str):
         return text
 
 
-class UnreadableTags(list[str]):
-    """What sealed tags that fail to open read as: none, keeping the stored bytes so that saving
-    the row writes them back unchanged."""
+class UnreadableList(list[str]):
+    """What a sealed list (of tags, of client names) that fails to open reads as: empty, keeping
+    the stored bytes so that saving the row writes them back unchanged."""
 
     def __init__(self, blob: bytes) -> None:
         super().__init__()
@@ -76,6 +76,10 @@ class SealedTextField(models.BinaryField):
         kwargs.pop("editable", None)
         return name, path, args, kwargs
 
+    def _check_str_default_value(self) -> list:
+        """Accept a text default (BinaryField refuses one): it is sealed like any text."""
+        return []
+
     def context(self, instance: models.Model) -> str:
         """The associated data beside the space and key version: table, column and row."""
         row = "|".join(_context_part(getattr(instance, field)) for field in self.row)
@@ -88,7 +92,7 @@ class SealedTextField(models.BinaryField):
         value = getattr(model_instance, self.attname)
         if value is None or isinstance(value, SealedValue):
             return value
-        if isinstance(value, UnreadableText | UnreadableTags):
+        if isinstance(value, UnreadableText | UnreadableList):
             return SealedValue(value.blob)
         key = current_key(model_instance.space_id)  # type: ignore[attr-defined]  # every sealed model has a space
         return SealedValue(key.seal(self.encode(value), self.context(model_instance)))
@@ -116,10 +120,11 @@ class SealedTextField(models.BinaryField):
         return super().get_db_prep_value(value, connection, prepared)
 
 
-class SealedTagsField(SealedTextField):
-    """A list of tags sealed as one JSON array; they read as an empty list when they do not open."""
+class SealedListField(SealedTextField):
+    """A list of strings (tags, client names) sealed as one JSON array; it reads as an empty list
+    when it does not open."""
 
-    _pyi_private_set_type: list[str]  # type: ignore[assignment]  # a list of tags, not text
+    _pyi_private_set_type: list[str]  # type: ignore[assignment]  # a list, not text
     _pyi_private_get_type: list[str]  # type: ignore[assignment]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -133,7 +138,7 @@ class SealedTagsField(SealedTextField):
         return json.loads(text)
 
     def unreadable(self, blob: bytes, reason: str) -> Any:
-        return UnreadableTags(blob)
+        return UnreadableList(blob)
 
 
 def seal_as(instance: models.Model, field_name: str, text: Any, key: DataKey) -> bytes:
@@ -181,7 +186,7 @@ def unreadable_fields(instance: models.Model) -> list[str]:
     return [
         field.name
         for field in sealed_fields(type(instance))
-        if isinstance(instance.__dict__.get(field.attname), UnreadableText | UnreadableTags)
+        if isinstance(instance.__dict__.get(field.attname), UnreadableText | UnreadableList)
     ]
 
 

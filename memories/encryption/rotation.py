@@ -100,12 +100,17 @@ def rotation_start(space_id: int) -> Rotation:
 
 def rotation_step(space_id: int, version: int, batch: int = BATCH) -> int:
     """Re-seal up to `batch` of the space's rows still under keys older than `version` (at most a
-    model's `rotation_batch` of its rows), a transaction per model; how many were (0: none is left)."""
+    model's `rotation_batch` of its rows), a transaction per model; how many were (0: none is left).
+    The newest rows go first: what is written meanwhile, under the new key, has its neighbours
+    (the same client's memories minutes before, memories.indexing.sequences) under it too. They
+    are locked in id order, as writers lock rows, so that neither waits for the other in a cycle."""
     done = 0
     for model in _sealed_models():
         size = min(batch - done, model.rotation_batch or batch)
         with transaction.atomic():
-            rows = list(_older(model, space_id, version).select_for_update().order_by("pk")[:size])
+            older = _older(model, space_id, version)
+            newest = list(older.order_by("-pk").values_list("pk", flat=True)[:size])
+            rows = list(older.filter(pk__in=newest).select_for_update().order_by("pk"))
             for row in model.rekeyed(rows):
                 row.save()
         done += len(rows)

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import connection
 from psycopg import sql
 
+from memories.encryption.derived import client_variants
 from memories.indexing.chunking import CHUNK_CHARS, Span, chunk_spans
 from memories.models import Memory
 
@@ -36,7 +37,7 @@ def predecessor_sql(of: str, column: str) -> sql.Composed:
     at indexing and at search alike."""
     return sql.SQL("""
     SELECT p.{column} FROM memories_memory p
-    WHERE p.space_id = {of}.space_id AND p.written_by = {of}.written_by
+    WHERE p.space_id = {of}.space_id AND p.written_by_digest = {of}.written_by_digest
       AND (p.created_at, p.id) < ({of}.created_at, {of}.id) AND p.created_at >= {of}.created_at - %(window)s
     ORDER BY p.created_at DESC, p.id DESC
     LIMIT 1""").format(of=sql.Identifier(of), column=sql.Identifier(column))
@@ -55,7 +56,7 @@ def successor_sql(of: str) -> sql.Composed:
     its space, within CONTEXT_WINDOW (named parameter `window`)."""
     return sql.SQL("""
     SELECT n.id FROM memories_memory n
-    WHERE n.space_id = {of}.space_id AND n.written_by = {of}.written_by
+    WHERE n.space_id = {of}.space_id AND n.written_by_digest = {of}.written_by_digest
       AND (n.created_at, n.id) > ({of}.created_at, {of}.id) AND n.created_at <= {of}.created_at + %(window)s
     ORDER BY n.created_at, n.id
     LIMIT 1""").format(of=sql.Identifier(of))
@@ -82,7 +83,7 @@ SELECT DISTINCT reader.id
 FROM memories_memory m
 CROSS JOIN LATERAL (
     SELECT n.id, n.content_chars FROM memories_memory n
-    WHERE n.space_id = m.space_id AND n.written_by = coalesce(%(written_by)s, m.written_by)
+    WHERE n.space_id = m.space_id AND n.written_by_digest = ANY(coalesce(%(written_by)s, ARRAY[m.written_by_digest]))
       AND (n.created_at, n.id) > (m.created_at, m.id) AND n.created_at <= m.created_at + %(window)s
     ORDER BY n.created_at, n.id
     LIMIT 1
@@ -91,14 +92,16 @@ WHERE m.id = ANY(%(ids)s) AND reader.content_chars <= {chunk_chars}
 """).format(chunk_chars=sql.Literal(CHUNK_CHARS))
 
 
-def context_readers(memory_ids: list[int], *, written_by: str | None = None) -> list[int]:
+def context_readers(memory_ids: list[int], *, written_by: str | None = None, space_id: int | None = None) -> list[int]:
     """The memories that read one of these in context: for each, the next memory its client wrote
     within CONTEXT_WINDOW (the one whose predecessor it is), when short enough to have an
-    in-context reading. With `written_by`: where the memory would sit were that its client."""
+    in-context reading. With `written_by` (and the memories' `space_id`): where the memory would
+    sit were that its client."""
     if not memory_ids:
         return []
+    variants = None if written_by is None or space_id is None else client_variants(written_by, [space_id])
     with connection.cursor() as cursor:
-        cursor.execute(_READERS_SQL, {"window": CONTEXT_WINDOW, "ids": memory_ids, "written_by": written_by})  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
+        cursor.execute(_READERS_SQL, {"window": CONTEXT_WINDOW, "ids": memory_ids, "written_by": variants})  # type: ignore[dict-item]  # psycopg adapts a timedelta; the stubs omit it
         return [row[0] for row in cursor.fetchall()]
 
 

@@ -1,5 +1,5 @@
 """Tags are stored sealed under their space's key: a memory's, an earlier version's and a note's,
-each list sealed as one JSON array (memories.encryption.fields.SealedTagsField). Tag filters match
+each list sealed as one JSON array (memories.encryption.fields.SealedListField). Tag filters match
 a memory's or a note's tags by their keyed digests (memories.encryption.derived.tag_digest): a
 memory's under the key version of its other derived columns, a note's under the version it now
 records. Existing rows are sealed here in batches, in the migration's transaction: a migration
@@ -182,7 +182,7 @@ class Migration(migrations.Migration):
                 migrations.AlterField(
                     model_name="memory",
                     name="tags",
-                    field=memories.encryption.fields.SealedTagsField(blank=True, default=list, row=("public_id",)),
+                    field=memories.encryption.fields.SealedListField(blank=True, default=list, row=("public_id",)),
                 ),
                 migrations.AddField(
                     model_name="memory",
@@ -194,14 +194,14 @@ class Migration(migrations.Migration):
                 migrations.AlterField(
                     model_name="memoryrevision",
                     name="tags",
-                    field=memories.encryption.fields.SealedTagsField(
+                    field=memories.encryption.fields.SealedListField(
                         blank=True, default=list, row=("memory_id", "valid_from")
                     ),
                 ),
                 migrations.AlterField(
                     model_name="note",
                     name="tags",
-                    field=memories.encryption.fields.SealedTagsField(blank=True, default=list, row=("public_id",)),
+                    field=memories.encryption.fields.SealedListField(blank=True, default=list, row=("public_id",)),
                 ),
                 migrations.AddField(
                     model_name="note",

@@ -12,13 +12,11 @@ from accounts.reach import Actor, reach_of
 from gnosem.errors import ValidationError
 from memories.models import Memory
 from memories.search.about import about
-from memories.selectors import MemoryFilters, memories_of
+from memories.selectors import UNREADABLE_GROUP, MemoryFilters, client_names, memories_of
 from memories.validation import clean_query
 
 GROUPINGS = ("tag", "written_by", "month", "space", "author")
 _TAGS = ArrayField(CharField())
-# The group of a tag whose memory's tags do not open (memories.encryption.fields.UnreadableTags).
-UNREADABLE_TAG = "[unreadable]"
 
 
 def _tag_groups(memories: QuerySet[Memory]) -> list[tuple[str, int]]:
@@ -39,7 +37,23 @@ def _tag_groups(memories: QuerySet[Memory]) -> list[tuple[str, int]]:
     for row in rows:
         sample = samples.get(row["sample"])
         named = dict(zip(sample.tag_digests, sample.tags, strict=False)) if sample else {}  # in the same order
-        counts[named.get(row["digest"], UNREADABLE_TAG) if row["digest"] else ""] += row["n"]
+        counts[named.get(row["digest"], UNREADABLE_GROUP) if row["digest"] else ""] += row["n"]
+    return _most_first(counts)
+
+
+def _client_groups(memories: QuerySet[Memory]) -> list[tuple[str, int]]:
+    """How many of `memories` each client wrote, most first, those of no named client as ""
+    (grouped by the clients' digests, each group named by opening one memory's client)."""
+    rows = list(memories.values("written_by_digest").annotate(n=Count("id"), sample=Min("id")))
+    names = client_names(row["sample"] for row in rows)
+    counts: Counter[str] = Counter()
+    for row in rows:
+        counts[names.get(row["sample"], UNREADABLE_GROUP)] += row["n"]
+    return _most_first(counts)
+
+
+def _most_first(counts: Counter[str]) -> list[tuple[str, int]]:
+    """The groups by count, most first, then by name."""
     return sorted(counts.items(), key=lambda group: (-group[1], group[0]))
 
 
@@ -78,10 +92,10 @@ def memory_count(*, owner: Actor, filters: MemoryFilters, query: object = None, 
         return MemoryCount(count, by_meaning=by_meaning)
     if group_by == "tag":
         return MemoryCount(count, _tag_groups(memories), by_meaning)
-    key: Func | F  # a writer, a space, an author or a month
     if group_by == "written_by":
-        key = F("written_by")
-    elif group_by == "space":
+        return MemoryCount(count, _client_groups(memories), by_meaning)
+    key: Func | F  # a space, an author or a month
+    if group_by == "space":
         key = F("space__name")
     elif group_by == "author":
         key = Coalesce(F("author__username"), Value(""))  # "": written by an account since deleted

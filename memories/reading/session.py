@@ -20,6 +20,7 @@ from django.db.models.functions import RowNumber
 
 from accounts.models import SpaceKind
 from accounts.reach import Actor, reach_of
+from memories.encryption.derived import client_variants
 from memories.models import Memory
 from memories.search.pipeline import search_hybrid
 from memories.selectors import memories_of
@@ -72,7 +73,8 @@ def session_start(*, owner: Actor, client: str, query: object = None, max_tokens
     owner = reach_of(owner)
     current = memories_of(owner).filter(superseded_by__isnull=True)
     context = SessionContext(total=current.count())
-    written_by_client = Q(written_by=client) | Q(also_written_by__contains=[client]) if client else Q(pk__in=[])
+    variants = client_variants(client, owner.space_ids) if client else []
+    written_by_client = Q(written_by_digest__in=variants) | Q(also_written_by_digests__overlap=variants)
     context.since = current.filter(written_by_client).aggregate(last=Max("created_at"))["last"]
 
     pinned = current.filter(pinned=True).order_by("-updated_at", "-id")

@@ -15,7 +15,7 @@ from pgvector import Vector
 from psycopg import sql
 
 from memories.encryption.blind_index import BLIND_TERMS_SQL, blind_query
-from memories.encryption.derived import tag_variants
+from memories.encryption.derived import client_variants, tag_variants
 from memories.indexing.sequences import CONTEXT_WINDOW, neighbours_sql, predecessor_sql
 from memories.models import Entity
 from memories.selectors import MemoryFilters
@@ -265,15 +265,16 @@ def _filters_sql(
     filters: MemoryFilters, space_ids: list[int]
 ) -> tuple[sql.Composed, dict[str, list[str] | str | datetime]]:
     """The filters as SQL on `m` (memories_memory) of these spaces, each clause after an AND,
-    with named parameters (one per clause; a tag is matched by its digests under the spaces' keys)."""
+    with named parameters (one per clause; a tag or a client is matched by its digests under the
+    spaces' keys)."""
     clauses: list[sql.Composable] = []
     params: dict[str, list[str] | str | datetime] = {}
     for number, tag in enumerate(filters.tags):
         clauses.append(sql.SQL(" AND m.tag_digests && {}::varchar[]").format(sql.Placeholder(f"tag_{number}")))
         params[f"tag_{number}"] = tag_variants(tag, space_ids)
     if filters.written_by:
-        clauses.append(sql.SQL(" AND m.written_by = %(written_by)s"))
-        params["written_by"] = filters.written_by
+        clauses.append(sql.SQL(" AND m.written_by_digest = ANY(%(written_by)s::varchar[])"))
+        params["written_by"] = client_variants(filters.written_by, space_ids)
     if filters.created_after:
         clauses.append(sql.SQL(" AND m.created_at >= %(created_after)s"))
         params["created_after"] = filters.created_after
