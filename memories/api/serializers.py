@@ -39,6 +39,7 @@ from memories.presenters import (
     SPACES_SCHEMA,
     WRITTEN_MEMORY_SCHEMA,
 )
+from memories.transfer.formats import FORMATS
 from memories.validation import CONTENT_SCHEMA, SUPERSEDES_SCHEMA, TAGS_SCHEMA, WRITTEN_BY_SCHEMA
 
 
@@ -333,10 +334,21 @@ class MemoryShareIn(JsonSchemaShape):
     json_schema = _body(SHARE_PROPERTIES, ("space",))
 
 
-class ImportReportOut(serializers.Serializer):
+class ImportFileOut(serializers.Serializer):
+    format = serializers.ChoiceField(choices=list(FORMATS), help_text="The file's format, as chosen or recognised.")
+    records = serializers.IntegerField(help_text="Records the file held (entries, lines, files).")
+    skipped = serializers.ListField(
+        child=serializers.CharField(), help_text="Records left out, each with where it is and why."
+    )
+
+
+class ImportReportOut(ImportFileOut):
     imported = serializers.IntegerField()
     duplicates = serializers.IntegerField(
-        help_text="Entries skipped: same content and creation time as a memory you have."
+        help_text=(
+            "Entries skipped: from a Gnosem export, the same text and creation time as a memory you have; "
+            "from another tool's file, the same text."
+        )
     )
     new_ids = serializers.IntegerField(help_text="Imported memories whose id you already use and that got a new one.")
     compressed_dropped = serializers.IntegerField(
@@ -349,6 +361,13 @@ class ImportReportOut(serializers.Serializer):
     notes_new_ids = serializers.IntegerField(
         help_text="Imported notes whose id you already use and that got a new one."
     )
+
+
+class ImportPreviewOut(ImportFileOut):
+    memories = serializers.IntegerField(help_text="Memories the import would create.")
+    duplicates = serializers.IntegerField(help_text="Memories it would skip as duplicates.")
+    notes = serializers.IntegerField(help_text="Notes it would create.")
+    notes_duplicates = serializers.IntegerField(help_text="Notes it would skip as duplicates.")
 
 
 class ErrorDetail(serializers.Serializer):

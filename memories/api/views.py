@@ -11,7 +11,13 @@ from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -73,9 +79,11 @@ from memories.search.notes import semantic_search
 from memories.search.pipeline import search_hybrid
 from memories.sharing import memory_share
 from memories.space_keys import space_key_rotate, space_key_state
-from memories.transfer.document import exceeds_import_limit, import_limit_description, parse_document
-from memories.transfer.export import export_response
-from memories.transfer.importing import import_memories
+from memories.transfer.document import exceeds_import_limit, import_limit_description
+from memories.transfer.export import EXPORT_FORMATS, export_response
+from memories.transfer.formats import FORMATS as IMPORT_FORMATS
+from memories.transfer.formats import read_import_file
+from memories.transfer.importing import import_file, import_file_preview
 from memories.validation import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_SESSION_MAX_TOKENS,
@@ -971,21 +979,27 @@ class SessionContextView(APIView):
 class ExportView(APIView):
     @extend_schema(
         operation_id="export",
-        summary="Every memory and note of one space as one Gnosem export document (JSON, streamed)",
+        summary="Every memory and note of one space as one file (a Gnosem export document by default, streamed)",
         description=(
             "The space named by `space`, or the token's default write space. A team space is exported whole by "
-            "its owners and admins; for its other members, what they wrote there."
+            "its owners and admins; for its other members, what they wrote there. `format` picks the file: "
+            "`gnosem` (the export document, JSON) or `mcp-memory` (the MCP reference memory server's memory.jsonl)."
         ),
         parameters=[
             OpenApiParameter(
                 "space", str, description="The space to export (its name or id); default: the default write space."
-            )
+            ),
+            OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), description="The format; default gnosem."),
         ],
         responses={200: OpenApiTypes.OBJECT, **ERRORS, **SPACE_NOT_FOUND},
     )
     def get(self, request: TokenRequest) -> StreamingHttpResponse:
         return export_response(
-            token_reach(request.auth), request.query_params.get("space"), request=request, token=request.auth
+            token_reach(request.auth),
+            request.query_params.get("space"),
+            format=request.query_params.get("format"),
+            request=request,
+            token=request.auth,
         )
 
 
@@ -994,20 +1008,32 @@ class ImportView(APIView):
 
     @extend_schema(
         operation_id="import",
-        summary="Import a Gnosem export document, all or nothing",
+        summary="Import a Gnosem export document or another memory tool's file, all or nothing",
         description=(
-            "The body is an export document (as `GET /api/v1/export` returns). It is checked whole first; "
-            "on any problem nothing is imported. Exact duplicates are skipped. Bodies over the server's "
-            "import limit (GNOSEM_IMPORT_MAX_BYTES) are refused with 413 before they are read."
+            "The body is an export document (as `GET /api/v1/export` returns) or the file of another memory tool "
+            "(`format`; recognised from the file when not given). It is checked whole first; on any problem nothing "
+            "is imported. Duplicates are skipped: from a Gnosem export, the same text written at the same time; "
+            "from another tool, the same text. With `preview=true` nothing is written: the answer says what the "
+            "import would do (ImportPreviewOut). Bodies over the server's import limit (GNOSEM_IMPORT_MAX_BYTES) "
+            "are refused with 413 before they are read."
         ),
-        request=OpenApiTypes.OBJECT,
+        request=OpenApiTypes.BINARY,
         parameters=[
             OpenApiParameter(
                 "space", str, description="The space to import into (its name or id); default: the default write space."
-            )
+            ),
+            OpenApiParameter(
+                "format", str, enum=list(IMPORT_FORMATS), description="The file's format; default: recognised."
+            ),
+            OpenApiParameter("preview", bool, description="Only say what the import would do."),
         ],
         responses={
-            200: shapes.ImportReportOut,
+            200: OpenApiResponse(
+                PolymorphicProxySerializer(
+                    "ImportOut", [shapes.ImportReportOut, shapes.ImportPreviewOut], resource_type_field_name=None
+                ),
+                description="The import's report, or with `preview=true` what it would do.",
+            ),
             **ERRORS,
             **SPACE_NOT_FOUND,
             403: QUOTA_REFUSED,
@@ -1023,10 +1049,13 @@ class ImportView(APIView):
                 status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
             )
         # Read the stream itself: request.data would stop at Django's small in-memory body limit.
-        document = parse_document(request.stream.read() if request.stream else b"")
-        report = import_memories(
-            owner=token_reach(request.auth), document=document, space=request.query_params.get("space")
-        )
+        data = request.stream.read() if request.stream else b""
+        owner, file_format = token_reach(request.auth), request.query_params.get("format")
+        space = request.query_params.get("space")
+        file = read_import_file(data, file_format)
+        if _flag(request, "preview"):
+            return Response(import_file_preview(owner=owner, file=file, space=space).as_dict())
+        report = import_file(owner=owner, file=file, space=space)
         activity_record(
             owner=request.user,
             action=ActivityAction.IMPORTED,

@@ -18,7 +18,7 @@ the same file (by its `id`), and following links of one kind never comes back to
 link is restored to whatever id that entry gets.
 """
 
-from typing import Any
+from typing import Any, NoReturn
 
 from django.conf import settings
 
@@ -51,6 +51,8 @@ MEMORY_FIELDS = (
 LINK_FIELDS = ("superseded_by", "duplicate_of")
 REVISION_FIELDS = ("content", "tags", "written_by", "valid_from", "replaced_at")
 NOTE_FIELDS = ("id", "title", "content", "format", "tags", "created_at", "updated_at")
+# Problems listed in one refusal; the rest are counted.
+MAX_REPORTED_PROBLEMS = 10
 # Notes read or inserted at once hold at most about this many bytes of text (a note can hold up to
 # GNOSEM_NOTE_MAX_BYTES, 10 MB at most: a thousand of them would not fit in memory).
 NOTE_BATCH_BYTES = 32 * 2**20
@@ -74,6 +76,14 @@ def import_limit_description() -> str:
     """The import limit for people: "64 MiB", "2 KiB"."""
     limit = settings.GNOSEM_IMPORT_MAX_BYTES
     return f"{limit / 2**20:.3g} MiB" if limit >= 2**20 else f"{limit / 2**10:.3g} KiB"
+
+
+def refuse_file(problems: list[str]) -> NoReturn:
+    """Refuse a file to import, naming its first MAX_REPORTED_PROBLEMS problems and counting the
+    rest (ValidationError)."""
+    more = len(problems) - MAX_REPORTED_PROBLEMS
+    listed = "; ".join(problem.rstrip(".") for problem in problems[:MAX_REPORTED_PROBLEMS])
+    raise ValidationError("file", f"nothing was imported: {listed}{f'; and {more} more' if more > 0 else ''}.")
 
 
 def parse_document(data: bytes | str) -> dict[str, Any]:

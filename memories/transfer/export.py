@@ -6,7 +6,8 @@ the role to manage it."""
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
@@ -16,13 +17,19 @@ from django.utils import timezone
 from accounts.activity import activity_record
 from accounts.models import ActivityAction, ApiToken, Role
 from accounts.reach import Actor, Reach, reach_of
+from gnosem.errors import ValidationError
 from gnosem.types import Owner
 from memories.encryption.fields import unreadable_fields
-from memories.models import Memory, MemoryRevision, Note
+from memories.models import Entity, EntityMention, Memory, MemoryRevision, Note
 from memories.notes.services import notes_of
 from memories.presenters import revision_to_dict
 from memories.selectors import memories_of
 from memories.transfer.document import FORMAT, VERSION, note_batch
+from memories.transfer.formats import GNOSEM, basic_memory, mcp_memory
+from memories.transfer.formats.mcp_memory import GraphMemory, graph_lines
+
+# Memories whose strongest entity one query reads.
+MENTION_BATCH = 10_000
 
 logger = logging.getLogger(__name__)
 
@@ -47,17 +54,46 @@ def _exported_memories(exported: Reach) -> QuerySet[Memory]:
     return memories if author is None else memories.filter(author=author)
 
 
+@dataclass(frozen=True)
+class ExportFormat:
+    """A file an export can be: what it is called, its media type and file name (`{stamp}`: the
+    time, UTC), and what writes it from a space (`exported_space`)."""
+
+    label: str
+    content_type: str
+    file_name: str
+    write: Callable[[Reach], Iterable[str | bytes]]
+
+
+def clean_export_format(value: object) -> str:
+    """An export format's name (default: Gnosem's own)."""
+    if value is None or value == "":
+        return GNOSEM
+    if value not in EXPORT_FORMATS:
+        raise ValidationError("format", f"must be one of {', '.join(EXPORT_FORMATS)}; got {str(value)[:40]!r}.")
+    return str(value)
+
+
 def export_response(
-    owner: Actor, space: object = None, *, request: HttpRequest | None = None, token: ApiToken | None = None
+    owner: Actor,
+    space: object = None,
+    *,
+    format: object = None,
+    request: HttpRequest | None = None,
+    token: ApiToken | None = None,
 ) -> StreamingHttpResponse:
-    """The export of one space (`exported_space`) as a file download, streamed, its name stamped
-    with the time (UTC): what the web page (`request`) and the API (`token`) answer with. The
-    export is written to the user's activity log, naming the space."""
+    """The export of one space (`exported_space`) in `format` (EXPORT_FORMATS; default Gnosem's
+    own) as a file download, streamed, its name stamped with the time (UTC): what the web page
+    (`request`) and the API (`token`) answer with. The export is written to the user's activity
+    log, naming the space."""
+    chosen = clean_export_format(format)
     exported = exported_space(owner, space)
     (only,) = exported.spaces
-    response = StreamingHttpResponse(export_chunks(exported), content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="gnosem-export-{timezone.now():%Y%m%d-%H%M%S}.json"'
-    detail = {"space": only.name, "space_id": str(only.public_id)}
+    written = EXPORT_FORMATS[chosen]
+    response = StreamingHttpResponse(written.write(exported), content_type=written.content_type)
+    file_name = written.file_name.format(stamp=f"{timezone.now():%Y%m%d-%H%M%S}")
+    response["Content-Disposition"] = f'attachment; filename="{file_name}"'
+    detail = {"space": only.name, "space_id": str(only.public_id), "format": chosen}
     activity_record(
         owner=exported.user,
         action=ActivityAction.EXPORTED,
@@ -144,3 +180,73 @@ def export_chunks(space: Reach, *, progress: Callable[[int], object] | None = No
             yield separator + json.dumps(note_to_export(note), ensure_ascii=False)
             separator = ",\n"
     yield "\n]}\n"
+
+
+def mcp_memory_lines(space: Reach) -> Iterator[str]:
+    """The current memories of a space (`exported_space`) as the lines of the MCP reference memory
+    server's `memory.jsonl` (memories.transfer.formats.mcp_memory), each memory an observation of
+    the entity it is most about. Superseded memories and notes are left out: that file has
+    nothing to hold them."""
+    current = _exported_memories(space).filter(superseded_by__isnull=True).order_by("created_at", "id")
+    memories = [memory for memory in current.iterator(chunk_size=1000) if _opens(memory, "content")]
+    strongest = _strongest_entities([memory.pk for memory in memories])
+    graph = [GraphMemory(memory.content, list(memory.tags), strongest.get(memory.pk)) for memory in memories]
+    return graph_lines(graph)
+
+
+def basic_memory_zip(space: Reach) -> Iterator[bytes]:
+    """The current memories and the notes of a space (`exported_space`) as a zip of a
+    basic-memory folder (memories.transfer.formats.basic_memory): one Markdown file each."""
+    current = _exported_memories(space).filter(superseded_by__isnull=True).order_by("created_at", "id")
+    memories = [
+        basic_memory.Written(
+            title=basic_memory.title_of(memory.content),
+            text=memory.content,
+            tags=list(memory.tags),
+            created_at=memory.created_at,
+            updated_at=memory.updated_at,
+            written_by=memory.written_by,
+            public_id=str(memory.public_id),
+        )
+        for memory in current.iterator(chunk_size=1000)
+        if _opens(memory, "content")
+    ]
+    author = export_author(space)
+    notes = (notes_of(space) if author is None else notes_of(space).filter(author=author)).order_by("created_at", "id")
+    written_notes = [
+        basic_memory.Written(note.title, note.content, list(note.tags), note.created_at, note.updated_at)
+        for note in notes.iterator(chunk_size=note_batch())
+        if _opens(note, "title", "content")
+    ]
+    yield basic_memory.knowledge_base(memories, written_notes)
+
+
+def _strongest_entities(memory_ids: list[int]) -> dict[int, tuple[str, str]]:
+    """The entity each of these memories mentions with the most weight (memories.graph.linking),
+    as (name, kind), for those that mention one whose name opens."""
+    strongest: dict[int, int] = {}
+    for start in range(0, len(memory_ids), MENTION_BATCH):
+        mentions = (
+            EntityMention.objects.filter(memory_id__in=memory_ids[start : start + MENTION_BATCH])
+            .order_by("memory_id", "-weight", "entity_id")
+            .distinct("memory_id")
+            .values_list("memory_id", "entity_id")
+        )
+        strongest.update(mentions)
+    entities = Entity.objects.in_bulk(set(strongest.values()))
+    return {
+        memory_id: (entities[entity_id].name, entities[entity_id].kind)
+        for memory_id, entity_id in strongest.items()
+        if entity_id in entities and not unreadable_fields(entities[entity_id])
+    }
+
+
+EXPORT_FORMATS = {
+    GNOSEM: ExportFormat("Gnosem export (.json)", "application/json", "gnosem-export-{stamp}.json", export_chunks),
+    mcp_memory.NAME: ExportFormat(
+        "MCP memory server (memory.jsonl)", "application/x-ndjson", "memory.jsonl", mcp_memory_lines
+    ),
+    basic_memory.NAME: ExportFormat(
+        "basic-memory folder (.zip)", "application/zip", "gnosem-basic-memory-{stamp}.zip", basic_memory_zip
+    ),
+}

@@ -13,7 +13,7 @@ again in the background.
 import hashlib
 import uuid
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -27,7 +27,8 @@ from gnosem.errors import ValidationError
 from gnosem.labels import label_problem
 from gnosem.types import Owner
 from memories.compression.services import awaiting_compression, guard, reset_compression
-from memories.encryption.derived import derive_note_tag_digests, derive_stored_forms
+from memories.encryption.derived import derive_note_tag_digests, derive_stored_forms, text_digest
+from memories.encryption.keys import readable_keys
 from memories.indexing.queue import enqueue_compression, enqueue_indexing, enqueue_note_indexing
 from memories.limits.quotas import quota_check, text_growth
 from memories.models import (
@@ -52,11 +53,11 @@ from memories.transfer.document import (
     READABLE_VERSIONS,
     REVISION_FIELDS,
     note_batch,
+    refuse_file,
 )
+from memories.transfer.formats import GNOSEM, ImportFile
 from memories.validation import clean_content, clean_datetime, clean_tags, clean_written_by
 
-# Problems listed in one refusal; the rest are counted.
-MAX_REPORTED_PROBLEMS = 10
 INSERT_BATCH = 500
 ID_LOOKUP_BATCH = 10_000
 
@@ -65,7 +66,8 @@ ID_LOOKUP_BATCH = 10_000
 class ImportReport:
     """What an import did: `imported` new memories, `duplicates` skipped, how many of the imported
     ones got a new id because the space already had theirs, and how many compressed forms were
-    dropped for failing the guard; then the same for notes."""
+    dropped for failing the guard; then the same for notes; and, of the file, its format, how
+    many records it held and those left out and why (memories.transfer.formats)."""
 
     imported: int
     duplicates: int
@@ -74,18 +76,13 @@ class ImportReport:
     notes_imported: int = 0
     notes_duplicates: int = 0
     notes_new_ids: int = 0
+    format: str = GNOSEM
+    records: int = 0
+    skipped: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, Any]:
         """The shape the REST API documents (ImportReportOut)."""
-        return {
-            "imported": self.imported,
-            "duplicates": self.duplicates,
-            "new_ids": self.new_ids,
-            "compressed_dropped": self.compressed_dropped,
-            "notes_imported": self.notes_imported,
-            "notes_duplicates": self.notes_duplicates,
-            "notes_new_ids": self.notes_new_ids,
-        }
+        return asdict(self) | {"skipped": list(self.skipped)}
 
     def __str__(self) -> str:
         return (
@@ -99,6 +96,7 @@ class ImportReport:
                 else ""
             )
             + self._notes_summary()
+            + (f"; {len(self.skipped)} record{'' if len(self.skipped) == 1 else 's'} left out" if self.skipped else "")
             + "."
         )
 
@@ -343,10 +341,7 @@ def _clean_document(document: object) -> tuple[list[_Entry], list[_NoteEntry]]:
     note_entries, _, note_problems = _cleaned_entries(note_items, _clean_note_entry, "note")
     problems += note_problems
     if problems:
-        more = len(problems) - MAX_REPORTED_PROBLEMS
-        listed = "; ".join(problem.rstrip(".") for problem in problems[:MAX_REPORTED_PROBLEMS])
-        listed += f"; and {more} more" if more > 0 else ""
-        raise ValidationError("file", f"nothing was imported: {listed}.")
+        refuse_file(problems)
     return entries, note_entries
 
 
@@ -410,12 +405,103 @@ def _loops(links: Mapping[_Place, _Place | None]) -> list[list[_Place]]:
     return found
 
 
+@dataclass(frozen=True)
+class ImportPreview:
+    """What importing a document would do, nothing written: memories and notes it would create and
+    those it would skip as duplicates; and, of the file, as in ImportReport."""
+
+    memories: int
+    duplicates: int
+    notes: int = 0
+    notes_duplicates: int = 0
+    format: str = GNOSEM
+    records: int = 0
+    skipped: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """The shape the REST API documents (ImportPreviewOut)."""
+        return asdict(self) | {"skipped": list(self.skipped)}
+
+    def __str__(self) -> str:
+        return (
+            f"{self.records} record{'' if self.records == 1 else 's'} read: "
+            f"{self.memories} memor{'y' if self.memories == 1 else 'ies'} to create, "
+            f"{self.duplicates} duplicate{'' if self.duplicates == 1 else 's'} to skip"
+            + (f", {self.notes} note{'' if self.notes == 1 else 's'} to create" if self.notes else "")
+            + (f", {self.notes_duplicates} duplicate notes to skip" if self.notes_duplicates else "")
+            + (f", {len(self.skipped)} record{'' if len(self.skipped) == 1 else 's'} left out" if self.skipped else "")
+            + "."
+        )
+
+
+def import_file_preview(*, owner: Actor, file: ImportFile, space: object = None) -> ImportPreview:
+    """What importing the file (memories.transfer.formats.read_import_file) into `space` would do,
+    nothing written; ValidationError for a file it would refuse."""
+    preview = import_preview(owner=owner, document=file.document, space=space, same_text=file.same_text)
+    return replace(preview, format=file.format, records=file.records, skipped=tuple(file.skipped))
+
+
+def import_file(
+    *, owner: Actor, file: ImportFile, space: object = None, progress: Callable[[int], object] | None = None
+) -> ImportReport:
+    """Import the file (memories.transfer.formats.read_import_file) into `space`, all or nothing
+    (`import_memories`)."""
+    report = import_memories(
+        owner=owner, document=file.document, progress=progress, space=space, same_text=file.same_text
+    )
+    return replace(report, format=file.format, records=file.records, skipped=tuple(file.skipped))
+
+
+def import_preview(*, owner: Actor, document: object, space: object = None, same_text: bool = False) -> ImportPreview:
+    """What `import_memories` would do with the document, nothing written; ValidationError for a
+    document it would refuse."""
+    reach = reach_of(owner)
+    target = reach.within(reach.write_space(space).id)
+    entries, note_entries = _clean_document(document)
+    fresh, fresh_notes = _fresh(target, entries, note_entries, same_text)
+    return ImportPreview(
+        memories=len(fresh),
+        duplicates=len(entries) - len(fresh),
+        notes=len(fresh_notes),
+        notes_duplicates=len(note_entries) - len(fresh_notes),
+    )
+
+
+def _fresh(
+    target: Reach, entries: list[_Entry], note_entries: list[_NoteEntry], same_text: bool
+) -> tuple[list[_Entry], list[_NoteEntry]]:
+    """The entries that are not duplicates of the target space's memories and notes nor of an
+    earlier entry: the same text written at the same time or, with `same_text`, the same text
+    (case and spacing aside) whenever written (files of tools that keep no dates, or other dates)."""
+    memory_key: Callable[[_Entry], Hashable] = _text_key_of if same_text else _dated_key_of
+    existing = _existing_texts(target, entries) if same_text else _existing_keys(target, entries)
+    fresh: list[_Entry] = []
+    for entry in entries:
+        if (key := memory_key(entry)) not in existing:
+            existing.add(key)
+            fresh.append(entry)
+    note_key: Callable[[_NoteEntry], Hashable] = _note_text_key_of if same_text else _dated_note_key_of
+    existing_notes = _existing_note_keys(target, note_entries, note_key, everywhen=same_text)
+    fresh_notes: list[_NoteEntry] = []
+    for note_entry in note_entries:
+        if (key := note_key(note_entry)) not in existing_notes:
+            existing_notes.add(key)
+            fresh_notes.append(note_entry)
+    return fresh, fresh_notes
+
+
 def import_memories(
-    *, owner: Actor, document: object, progress: Callable[[int], object] | None = None, space: object = None
+    *,
+    owner: Actor,
+    document: object,
+    progress: Callable[[int], object] | None = None,
+    space: object = None,
+    same_text: bool = False,
 ) -> ImportReport:
     """Import a parsed export document into the memories and notes of `space` (a reached space's
-    name or id the caller may write; default: the default write space), all or nothing.
-    `progress(n)` is called as memory entries are written (or skipped)."""
+    name or id the caller may write; default: the default write space), all or nothing. With
+    `same_text`, a memory or note whose text the space already holds is a duplicate whenever it
+    was written (`_fresh`). `progress(n)` is called as memory entries are written (or skipped)."""
     reach = reach_of(owner)
     space_id = reach.write_space(space).id
     target = reach.within(space_id)
@@ -425,18 +511,7 @@ def import_memories(
         # One import into a space at a time: two at once could both find an id or a duplicate
         # free and then collide at the insert.
         Space.objects.select_for_update().filter(pk=space_id).first()
-        existing = _existing_keys(target, entries)
-        fresh: list[_Entry] = []
-        for entry in entries:
-            if entry.key not in existing:
-                existing.add(entry.key)
-                fresh.append(entry)
-        existing_notes = _existing_note_keys(target, note_entries)
-        fresh_notes: list[_NoteEntry] = []
-        for note_entry in note_entries:
-            if note_entry.key not in existing_notes:
-                existing_notes.add(note_entry.key)
-                fresh_notes.append(note_entry)
+        fresh, fresh_notes = _fresh(target, entries, note_entries, same_text)
         # Everything the import would store counts: texts, compressed forms, earlier versions, notes.
         texts = [text for entry in fresh for text in _stored_texts(entry)]
         texts += [note_entry.content for note_entry in fresh_notes]
@@ -479,6 +554,7 @@ def import_memories(
         enqueue_compression(awaiting_compression(memories))
         notes_new_ids = _create_notes(target, space_id, fresh_notes)
     return ImportReport(
+        records=len(entries) + len(note_entries),
         imported=len(memories),
         duplicates=len(entries) - len(fresh),
         new_ids=new_ids,
@@ -569,7 +645,7 @@ def _memories_with_keys(space: Reach, keys: set[tuple[str, datetime]]) -> dict[t
     return found
 
 
-def _existing_keys(space: Reach, entries: list[_Entry]) -> set[tuple[str, datetime]]:
+def _existing_keys(space: Reach, entries: list[_Entry]) -> set[Hashable]:
     """(content digest, creation time) of the target space's memories in the file's time span: the
     duplicate check. A range, not a list of times: a query holds at most 65,535 parameters. The
     texts are sealed, so each is opened and digested here."""
@@ -582,16 +658,58 @@ def _existing_keys(space: Reach, entries: list[_Entry]) -> set[tuple[str, dateti
     return {_memory_key(memory.content, memory.created_at) for memory in in_span.iterator(chunk_size=2000)}
 
 
-def _existing_note_keys(space: Reach, entries: list[_NoteEntry]) -> set[tuple[str, str, datetime]]:
-    """(title, content digest, creation time) of the target space's notes in the file's time span: the
-    duplicate check, as for memories (each note opened and digested here, a batch at a time)."""
+def _existing_texts(space: Reach, entries: list[_Entry]) -> set[Hashable]:
+    """The entries' texts (`_text_key_of`) the target space's memories hold, found by their keyed
+    digests (memories.encryption.derived.text_digest) under each of the space's keys, a batch at
+    a time."""
+    (space_id,) = space.space_ids
+    keys = readable_keys([space_id])[space_id]
+    by_digest = {text_digest(key, entry.content): _text_key_of(entry) for entry in entries for key in keys}
+    digests = list(by_digest)
+    found: set[Hashable] = set()
+    for start in range(0, len(digests), ID_LOOKUP_BATCH):
+        batch = digests[start : start + ID_LOOKUP_BATCH]
+        stored = memories_of(space).filter(content_digest__in=batch).values_list("content_digest", flat=True)
+        found.update(by_digest[digest] for digest in stored)
+    return found
+
+
+def _dated_key_of(entry: _Entry) -> Hashable:
+    return entry.key
+
+
+def _dated_note_key_of(entry: _NoteEntry) -> Hashable:
+    return entry.key
+
+
+def _text_key_of(entry: _Entry) -> str:
+    """A memory's text, case and spacing aside, as a digest: the same text whenever written."""
+    return hashlib.md5(" ".join(entry.content.split()).lower().encode()).hexdigest()
+
+
+def _note_text_key_of(entry: _NoteEntry) -> tuple[str, str]:
+    """A note's title and text, as a digest: the same note whenever written."""
+    return entry.title, hashlib.md5(entry.content.encode()).hexdigest()
+
+
+def _existing_note_keys(
+    space: Reach, entries: list[_NoteEntry], key: Callable[[_NoteEntry], Hashable], *, everywhen: bool = False
+) -> set[Hashable]:
+    """`key` of the target space's notes in the file's time span (with `everywhen`, all its
+    notes): the duplicate check, as for memories (each note opened and digested here, a batch at
+    a time)."""
     if not entries:
         return set()
-    in_span = notes_of(space).filter(
-        created_at__gte=min(entry.created_at for entry in entries),
-        created_at__lte=max(entry.created_at for entry in entries),
-    )
-    return {_note_key(note.title, note.content, note.created_at) for note in in_span.iterator(chunk_size=note_batch())}
+    stored = notes_of(space)
+    if not everywhen:
+        stored = stored.filter(
+            created_at__gte=min(entry.created_at for entry in entries),
+            created_at__lte=max(entry.created_at for entry in entries),
+        )
+    return {
+        key(_NoteEntry(None, note.title, note.content, note.format, [], note.created_at, note.updated_at))
+        for note in stored.iterator(chunk_size=note_batch())
+    }
 
 
 def _taken_ids(

@@ -12,22 +12,25 @@ from accounts.reach import Reach, ReachedSpace, reach_of
 from gnosem.errors import NotFound, PermissionDenied, QuotaExceeded, ValidationError
 from gnosem.types import SignedInRequest
 from memories.limits.rates import import_rate_limit_hit
-from memories.transfer.document import import_limit_description, parse_document
-from memories.transfer.export import export_author, export_count, export_response
-from memories.transfer.importing import import_memories
+from memories.transfer.document import import_limit_description
+from memories.transfer.export import EXPORT_FORMATS, export_author, export_count, export_response
+from memories.transfer.formats import FORMATS, read_import_file
+from memories.transfer.importing import import_file, import_file_preview
 from memories.views.shared import rate_limited
 
 
 @login_required
 @require_GET
 def export_download(request: SignedInRequest) -> StreamingHttpResponse:
-    """One space as one JSON file, streamed: the space `?space=` names (its id or name), else the
-    personal space (of a team space, what the user wrote there unless they own or administer it).
-    A space the user is not in is a 404."""
+    """One space as one file of the format `?format=` names (default: a Gnosem export), streamed:
+    the space `?space=` names (its id or name), else the personal space (of a team space, what the
+    user wrote there unless they own or administer it). A space the user is not in is a 404."""
     try:
-        return export_response(request.user, request.GET.get("space"), request=request)
+        return export_response(
+            request.user, request.GET.get("space"), format=request.GET.get("format"), request=request
+        )
     except (NotFound, ValidationError):
-        raise Http404("No such space.") from None
+        raise Http404("No such space or format.") from None
 
 
 def _export_choice(exported: Reach) -> tuple[ReachedSpace, int, bool]:
@@ -39,12 +42,15 @@ def _export_choice(exported: Reach) -> tuple[ReachedSpace, int, bool]:
 @login_required
 @require_http_methods(["GET", "POST"])
 def transfer_page(request: SignedInRequest) -> HttpResponse:
-    """Export (a download per space) and import (an upload form, into a space the
-    user may write); POST imports the uploaded file (uploads over the size limit never get here:
-    memories.middleware refuses them unread)."""
+    """Export (a download per space and format) and import (an upload form, into a space the user
+    may write); POST imports the uploaded file of the format chosen (or recognised), or with
+    `preview` says what importing it would do, writing nothing (uploads over the size limit never
+    get here: memories.middleware refuses them unread)."""
     reach = reach_of(request.user)
-    context = {
+    context: dict[str, object] = {
         "exports": [_export_choice(reach.within(space.id)) for space in reach.spaces],
+        "export_formats": EXPORT_FORMATS,
+        "import_formats": FORMATS,
         "writable": [space for space in reach.spaces if space.can_write],
         "limit": import_limit_description(),
     }
@@ -52,16 +58,25 @@ def transfer_page(request: SignedInRequest) -> HttpResponse:
         return render(request, "memories/transfer.html", context)
     upload = request.FILES.get("file")
     if upload is None:
-        context["error"] = "Choose an export file (.json) to import."
+        context["error"] = "Choose a file to import."
         return render(request, "memories/transfer.html", context, status=400)
+    file_format, space = request.POST.get("format") or None, request.POST.get("space") or None
+    context["chosen"] = {"format": file_format or "", "space": space or ""}
+    if request.POST.get("preview"):
+        try:
+            file = read_import_file(upload.read(), file_format)
+            context["preview"] = import_file_preview(owner=reach, file=file, space=space)
+        except (ValidationError, NotFound, PermissionDenied) as error:
+            context["error"] = f"{upload.name}: {error.message if isinstance(error, ValidationError) else error}"
+            return render(request, "memories/transfer.html", context, status=400)
+        context["preview_of"] = upload.name
+        return render(request, "memories/transfer.html", context)
     decision = import_rate_limit_hit(request.user)
     if not decision.allowed:
         context["error"] = decision.message("your account", "imports")
         return rate_limited(render(request, "memories/transfer.html", context), decision)
     try:
-        report = import_memories(
-            owner=reach, document=parse_document(upload.read()), space=request.POST.get("space") or None
-        )
+        report = import_file(owner=reach, file=read_import_file(upload.read(), file_format), space=space)
     except (ValidationError, NotFound, PermissionDenied) as error:
         context["error"] = f"{upload.name}: {error.message if isinstance(error, ValidationError) else error}"
         return render(request, "memories/transfer.html", context, status=400)

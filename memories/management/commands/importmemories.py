@@ -1,4 +1,5 @@
-"""manage.py importmemories USER FILE: import a Gnosem export into a user's memories, all or nothing."""
+"""manage.py importmemories USER FILE [--format F] [--preview]: import a Gnosem export or another
+memory tool's file into a user's memories, all or nothing."""
 
 import sys
 from pathlib import Path
@@ -12,19 +13,24 @@ from accounts.activity import activity_record
 from accounts.models import ActivityAction
 from accounts.users import describe_account, user_for_command
 from gnosem.errors import ValidationError
-from memories.transfer.document import parse_document
-from memories.transfer.importing import import_memories
+from memories.transfer.formats import FORMATS, read_import_file
+from memories.transfer.importing import import_file, import_file_preview
 
 
 class Command(BaseCommand):
     help = (
-        "Import a Gnosem export (JSON) into a user's memories (username or e-mail). The file is checked "
-        "whole first; on any problem nothing is imported. Exact duplicates are skipped."
+        "Import a Gnosem export or another memory tool's file into a user's memories (username or e-mail). "
+        "The file is checked whole first; on any problem nothing is imported. Duplicates are skipped: from a "
+        "Gnosem export, the same text written at the same time; from another tool, the same text."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("user", help="username or e-mail")
         parser.add_argument("file", type=Path)
+        parser.add_argument(
+            "--format", choices=list(FORMATS), help="the tool that wrote the file (default: recognised from it)"
+        )
+        parser.add_argument("--preview", action="store_true", help="only say what the import would do")
         parser.add_argument(
             "--max-bytes",
             type=int,
@@ -32,7 +38,9 @@ class Command(BaseCommand):
             help="refuse larger files (default: GNOSEM_IMPORT_MAX_BYTES)",
         )
 
-    def handle(self, *args: Any, user: str, file: Path, max_bytes: int, **options: Any) -> None:
+    def handle(
+        self, *args: Any, user: str, file: Path, max_bytes: int, format: str | None, preview: bool, **options: Any
+    ) -> None:
         owner = user_for_command(user)
         try:
             size = file.stat().st_size
@@ -43,13 +51,21 @@ class Command(BaseCommand):
                 f"{file} is {size:,} bytes, over the limit of {max_bytes:,}; pass --max-bytes to allow it."
             )
         try:
-            document = parse_document(file.read_bytes())
-            entries = document.get("memories") if isinstance(document, dict) else None
+            read = read_import_file(file.read_bytes(), format)
+            if preview:
+                found = import_file_preview(owner=owner, file=read)
+                self.stdout.write(f"{file}: {found}")
+                for reason in found.skipped:
+                    self.stdout.write(f"  left out: {reason}")
+                return
+            entries = read.document.get("memories")
             total = len(entries) if isinstance(entries, list) else 0
             with tqdm(total=total, unit="memory", file=sys.stderr, disable=None) as bar:
-                report = import_memories(owner=owner, document=document, progress=bar.update)
+                report = import_file(owner=owner, file=read, progress=bar.update)
         except ValidationError as exc:
             raise CommandError(f"{file}: {exc.message}") from exc
         activity_record(owner=owner, action=ActivityAction.IMPORTED, detail={"file": file.name, **report.as_dict()})
         self.stderr.write(f"Imported into {describe_account(owner)}.")
         self.stdout.write(f"{file}: {report}")
+        for reason in report.skipped:
+            self.stdout.write(f"  left out: {reason}")

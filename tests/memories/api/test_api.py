@@ -274,7 +274,14 @@ def test_export_then_import_through_the_api(api, owner, stranger, stranger_token
     document = json.loads(b"".join(api.get("export").streaming_content))
     imported = Api(stranger_token).send("post", "import", document)
     # Ids are unique per user: the owner having this one changes nothing for the stranger.
-    notes = {"notes_imported": 0, "notes_duplicates": 0, "notes_new_ids": 0}
+    notes = {
+        "notes_imported": 0,
+        "notes_duplicates": 0,
+        "notes_new_ids": 0,
+        "format": "gnosem",
+        "records": 1,
+        "skipped": [],
+    }
     report = {"imported": 1, "duplicates": 0, "new_ids": 0, "compressed_dropped": 0, **notes}
     assert imported.status_code == 200 and imported.json() == report
     again = Api(stranger_token).send("post", "import", document)
@@ -326,6 +333,9 @@ def test_an_import_reports_the_compressed_forms_it_dropped(api, owner):
         "notes_imported": 0,
         "notes_duplicates": 0,
         "notes_new_ids": 0,
+        "format": "gnosem",
+        "records": 1,
+        "skipped": [],
     }
 
 

@@ -19,7 +19,7 @@ from tests.memories.stored import matching, store
 START = datetime(2024, 11, 2, 8, 30, 15, 123456, tzinfo=UTC)
 
 # What an import of memories alone reports about notes.
-NO_NOTES = {"notes_imported": 0, "notes_duplicates": 0, "notes_new_ids": 0}
+NO_NOTES = {"notes_imported": 0, "notes_duplicates": 0, "notes_new_ids": 0, "format": "gnosem", "skipped": []}
 
 
 def export_of(owner) -> dict:
@@ -60,7 +60,14 @@ def test_export_then_import_into_an_empty_account_is_lossless(owner, written, dj
     Memory.objects.filter(space__personal_of=owner).delete()
     with django_capture_on_commit_callbacks(execute=True):
         report = import_memories(owner=owner, document=copy.deepcopy(before))
-    assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 0, "compressed_dropped": 0, **NO_NOTES}
+    assert report.as_dict() == {
+        "imported": 6,
+        "duplicates": 0,
+        "new_ids": 0,
+        "compressed_dropped": 0,
+        "records": 6,
+        **NO_NOTES,
+    }
     after = export_of(owner)
     assert after["memories"] == before["memories"]
     # Imported memories are embedded again.
@@ -73,7 +80,14 @@ def test_importing_into_another_account_keeps_the_ids_and_everything_else(owner,
     before = export_of(owner)
     report = import_memories(owner=stranger, document=copy.deepcopy(before))
     # Ids are unique per owner: the owner holding them changes nothing for the stranger.
-    assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 0, "compressed_dropped": 0, **NO_NOTES}
+    assert report.as_dict() == {
+        "imported": 6,
+        "duplicates": 0,
+        "new_ids": 0,
+        "compressed_dropped": 0,
+        "records": 6,
+        **NO_NOTES,
+    }
     assert export_of(stranger)["memories"] == before["memories"]
     assert export_of(owner)["memories"] == before["memories"]
 
@@ -87,7 +101,14 @@ def test_a_strangers_import_of_the_owners_ids_reveals_and_touches_nothing(owner,
         "memories": [{"id": str(mine.public_id), "content": "stranger's note", "created_at": "2025-01-01T00:00:00Z"}],
     }
     report = import_memories(owner=stranger, document=document)
-    assert report.as_dict() == {"imported": 1, "duplicates": 0, "new_ids": 0, "compressed_dropped": 0, **NO_NOTES}
+    assert report.as_dict() == {
+        "imported": 1,
+        "duplicates": 0,
+        "new_ids": 0,
+        "compressed_dropped": 0,
+        "records": 1,
+        **NO_NOTES,
+    }
     # Both users have a memory under that id, each their own.
     assert selectors.memory_get(owner=owner, public_id=mine.public_id).content == "owner's private plan"
     assert selectors.memory_get(owner=stranger, public_id=mine.public_id).content == "stranger's note"
@@ -113,7 +134,14 @@ def test_an_id_the_owner_already_has_gets_a_new_one(owner, written):
 def test_importing_the_same_file_twice_skips_the_duplicates(owner, written):
     document = export_of(owner)
     report = import_memories(owner=owner, document=document)
-    assert report.as_dict() == {"imported": 0, "duplicates": 6, "new_ids": 0, "compressed_dropped": 0, **NO_NOTES}
+    assert report.as_dict() == {
+        "imported": 0,
+        "duplicates": 6,
+        "new_ids": 0,
+        "compressed_dropped": 0,
+        "records": 6,
+        **NO_NOTES,
+    }
     assert Memory.objects.filter(space__personal_of=owner).count() == 6
 
 
@@ -186,7 +214,14 @@ def test_taken_ids_are_found_across_lookup_batches(owner, stranger, written, mon
         item["content"] += " again"
     Memory.objects.filter(space__personal_of=owner, public_id__in=[written[1].public_id, written[3].public_id]).delete()
     report = import_memories(owner=owner, document=document)
-    assert report.as_dict() == {"imported": 6, "duplicates": 0, "new_ids": 4, "compressed_dropped": 0, **NO_NOTES}
+    assert report.as_dict() == {
+        "imported": 6,
+        "duplicates": 0,
+        "new_ids": 4,
+        "compressed_dropped": 0,
+        "records": 6,
+        **NO_NOTES,
+    }
     kept = {
         memory.public_id for memory in matching(lambda content: content.endswith(" again"), space__personal_of=owner)
     }
@@ -242,7 +277,14 @@ LONG_TEXT = "The billing export moved to S3 bucket acme-billing-exports in eu-we
 def test_an_imported_compressed_form_that_fails_the_guard_is_dropped(owner, client, owner_token, optimized):
     item = {"content": LONG_TEXT, "content_optimized": optimized, "compression_status": "compressed"}
     report = import_memories(owner=owner, document=document_of({**item, "created_at": "2025-01-01"}))
-    assert report.as_dict() == {"imported": 1, "duplicates": 0, "new_ids": 0, "compressed_dropped": 1, **NO_NOTES}
+    assert report.as_dict() == {
+        "imported": 1,
+        "duplicates": 0,
+        "new_ids": 0,
+        "compressed_dropped": 1,
+        "records": 1,
+        **NO_NOTES,
+    }
     assert "1 compressed form dropped" in str(report)
     memory = Memory.objects.get(space__personal_of=owner)
     # Decided afresh, as for a memory arriving without one (compression is off here).
