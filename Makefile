@@ -19,7 +19,7 @@ MCP_MEMORY_SERVICE_VERSION := 12.4.0
 MEM0_VERSION := 2.2.1
 # basic-memory needs Python 3.12; mcp-memory-service's store needs a Python whose sqlite3 loads
 # extensions (Debian's does, pyenv's do not).
-PYTHON312 ?= $(shell command -v python3.12 2>/dev/null)
+PYTHON312 ?= $(firstword $(wildcard /usr/bin/python3.12 /usr/local/bin/python3.12 $(HOME)/.pyenv/versions/3.12*/bin/python3.12))
 PYTHON_SQLITE_EXTENSIONS ?= /usr/bin/python3.11
 PEER_TOOLS := $(PEERS)/server-memory/.installed $(PEERS)/basic-memory/.installed \
 	$(PEERS)/mcp-memory-service/.installed $(PEERS)/mem0/.installed

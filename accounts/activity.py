@@ -32,7 +32,8 @@ def _client_ip(request: HttpRequest | None) -> str | None:
         return None  # no usable address (a misconfigured proxy count): the event is kept without one
 
 
-def _via(request: HttpRequest | None, token: ApiToken | None) -> str:
+def activity_via(request: HttpRequest | None, token: ApiToken | None) -> str:
+    """Which door an action came through: an API token, the web pages (or the admin), the shell."""
     if token is not None:
         return "api token"
     if request is None:
@@ -57,7 +58,7 @@ def activity_record(
         owner=owner,
         action=action,
         token=token,
-        detail={"via": _via(request, token), **(detail or {})},
+        detail={"via": activity_via(request, token), **(detail or {})},
         ip=ip,
     )
 

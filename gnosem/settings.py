@@ -341,8 +341,6 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["memories.api.throttles.TokenRateThrottle"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
-    # `?format=` names a file's format (import and export), not a renderer: answers are JSON.
-    "URL_FORMAT_OVERRIDE": None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Gnosem API",

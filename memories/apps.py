@@ -17,4 +17,5 @@ class MemoriesConfig(AppConfig):
             compress=tasks.compress_memory_task,
             index_note=tasks.index_note_task,
             rekey=tasks.rotate_space_key_task,
+            imports=tasks.import_file_task,
         )

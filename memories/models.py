@@ -808,3 +808,58 @@ class MasterKeyCheck(models.Model):
 
     def __str__(self) -> str:
         return f"master key {self.master_id}"
+
+
+class ImportStatus(models.TextChoices):
+    # Read, checked and previewed: waits for its user to start it (or is forgotten after a day).
+    PREVIEWED = "previewed"
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class ImportJob(SealedModel):
+    """An import of one file into one space, run in the background a batch at a time
+    (memories.transfer.jobs): the file read, checked and previewed when it is uploaded, imported
+    once its user starts it, carried on after a kill from the last batch written. The file, as the
+    checked export document, is sealed under the space's key, and dropped once the import ends."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    space = models.ForeignKey("accounts.Space", on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # The door it came through (accounts.activity.activity_via) and the API token, for the
+    # activity log when it ends.
+    via = models.CharField(max_length=16)
+    token = models.ForeignKey("accounts.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    file_name = SealedTextField(row=("public_id",))
+    format = models.CharField(max_length=32)
+    # The checked export document as JSON (memories.transfer.document); "" once the import ended.
+    document = SealedTextField(row=("public_id",))
+    # Another tool's memories are duplicates of the same text whenever written.
+    same_text = models.BooleanField()
+    # Entries of the document (memories, then notes), and how many of them are imported or skipped.
+    total = models.PositiveIntegerField()
+    done = models.PositiveIntegerField(default=0)
+    preview = models.JSONField()
+    report = models.JSONField(default=dict)
+    skipped = SealedListField(blank=True, row=("public_id",))
+    status = models.CharField(max_length=16, choices=ImportStatus.choices, default=ImportStatus.PREVIEWED)
+    error = SealedTextField(blank=True, default="", row=("public_id",))
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    # Set while a process imports it; an expired lease means that process died.
+    lease_until = models.DateTimeField(null=True, blank=True)
+
+    # A document may hold 64 MB: a key rotation re-seals one job at a time.
+    rotation_batch = 1
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "lease_until"], name="import_job_waiting")]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=ImportStatus.values), name="import_job_status"),
+            models.CheckConstraint(condition=Q(done__lte=F("total")), name="import_job_done_of_total"),
+        ]
+
+    def __str__(self) -> str:
+        return f"import {self.public_id} ({self.status})"

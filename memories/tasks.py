@@ -19,6 +19,7 @@ from memories.graph import linking as graph
 from memories.indexing import lifecycle as indexing_lifecycle
 from memories.indexing import vector_indexes, vectors
 from memories.notes import services as notes
+from memories.transfer import jobs
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +126,18 @@ def rotate_space_key_task(space_id: int) -> bool:
     """Re-seal a space's memories and notes under its new key; whether the rotation is still under
     way (its older keys wait for their time to be dropped: the periodic task ends it)."""
     return rotation_continue(space_id) is not None
+
+
+@db_task(retries=2, retry_delay=60)
+def import_file_task(job_id: int) -> bool:
+    """Import a started file (memories.transfer.jobs); whether it ran here (not held elsewhere)."""
+    return jobs.import_job_run(job_id) is not None
+
+
+@db_periodic_task(crontab(minute="*"))
+def import_jobs_continue_task() -> int:
+    """Every minute: carry on imports no process holds (a worker killed part-way)."""
+    return jobs.import_jobs_continue()
 
 
 @db_periodic_task(crontab(minute="*/10"))

@@ -26,6 +26,7 @@ urlpatterns = [
     path("spaces/<uuid:space_id>/key/rotate", space_keys.space_key_rotate_view, name="space_key_rotate"),
     path("export", transfer.export_download, name="export"),
     path("transfer/", transfer.transfer_page, name="transfer"),
+    path("transfer/imports/<uuid:public_id>/", transfer.import_job_page, name="import_job"),
     path("healthz", health.healthz, name="healthz"),
     path("mcp", mcp_endpoint, name="mcp"),
 ]

@@ -370,6 +370,28 @@ class ImportPreviewOut(ImportFileOut):
     notes_duplicates = serializers.IntegerField(help_text="Notes it would skip as duplicates.")
 
 
+class ImportJobOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    file_name = serializers.CharField()
+    format = serializers.ChoiceField(choices=list(FORMATS))
+    status = serializers.ChoiceField(
+        choices=["previewed", "queued", "running", "done", "failed"],
+        help_text="previewed: waits to be started (forgotten after a day); queued, running; done; failed.",
+    )
+    total = serializers.IntegerField(help_text="Entries to import (memories, then notes).")
+    done = serializers.IntegerField(help_text="Entries imported or skipped so far.")
+    preview = serializers.DictField(
+        child=serializers.IntegerField(), help_text="What it would do (ImportPreviewOut's counts, and `records`)."
+    )
+    report = serializers.DictField(
+        child=serializers.IntegerField(), help_text="What it did so far (ImportReportOut's counts)."
+    )
+    skipped = serializers.ListField(child=serializers.CharField(), help_text="Records of the file left out, and why.")
+    error = serializers.CharField(allow_null=True, help_text="Why a failed import stopped, and how far it got.")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
 class ErrorDetail(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()

@@ -5,6 +5,7 @@ Query strings carry list and search options (`tags=a,b` or repeated `tags`); bod
 
 import uuid
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import TypeVar
 
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
@@ -19,6 +20,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers, status
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -84,6 +86,7 @@ from memories.transfer.export import EXPORT_FORMATS, export_response
 from memories.transfer.formats import FORMATS as IMPORT_FORMATS
 from memories.transfer.formats import read_import_file
 from memories.transfer.importing import import_file, import_file_preview
+from memories.transfer.jobs import import_job_create, import_job_get, import_job_start, import_job_to_dict
 from memories.validation import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_SESSION_MAX_TOKENS,
@@ -976,7 +979,16 @@ class SessionContextView(APIView):
         return Response(context.as_dict())
 
 
+class FileFormatNegotiation(DefaultContentNegotiation):
+    """Content negotiation for the views whose `?format=` names a file's format (export, import),
+    not a renderer: only the Accept header chooses the answer's."""
+
+    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)  # type: ignore[assignment]  # the one setting it reads
+
+
 class ExportView(APIView):
+    content_negotiation_class = FileFormatNegotiation
+
     @extend_schema(
         operation_id="export",
         summary="Every memory and note of one space as one file (a Gnosem export document by default, streamed)",
@@ -991,7 +1003,13 @@ class ExportView(APIView):
             ),
             OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), description="The format; default gnosem."),
         ],
-        responses={200: OpenApiTypes.OBJECT, **ERRORS, **SPACE_NOT_FOUND},
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            **ERRORS,
+            **SPACE_NOT_FOUND,
+        },
     )
     def get(self, request: TokenRequest) -> StreamingHttpResponse:
         return export_response(
@@ -1003,7 +1021,23 @@ class ExportView(APIView):
         )
 
 
+def _import_too_large() -> Response:
+    """413 for a file to import over GNOSEM_IMPORT_MAX_BYTES, judged before it is read."""
+    limit = import_limit_description()
+    return Response(
+        error_body("too_large", f"The body is over the {limit} import limit; nothing was imported."),
+        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+    )
+
+
+def _import_body(request: TokenRequest) -> bytes:
+    """The file to import, read from the stream itself: request.data would stop at Django's small
+    in-memory body limit."""
+    return request.stream.read() if request.stream else b""
+
+
 class ImportView(APIView):
+    content_negotiation_class = FileFormatNegotiation
     throttle_classes = [TokenRateThrottle, ImportRateThrottle]
 
     @extend_schema(
@@ -1043,13 +1077,8 @@ class ImportView(APIView):
     )
     def post(self, request: TokenRequest) -> Response:
         if exceeds_import_limit(request.META.get("CONTENT_LENGTH")):
-            limit = import_limit_description()
-            return Response(
-                error_body("too_large", f"The body is over the {limit} import limit; nothing was imported."),
-                status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-            )
-        # Read the stream itself: request.data would stop at Django's small in-memory body limit.
-        data = request.stream.read() if request.stream else b""
+            return _import_too_large()
+        data = _import_body(request)
         owner, file_format = token_reach(request.auth), request.query_params.get("format")
         space = request.query_params.get("space")
         file = read_import_file(data, file_format)
@@ -1064,6 +1093,79 @@ class ImportView(APIView):
             request=request,
         )
         return Response(report.as_dict())
+
+
+IMPORT_JOB_NOT_FOUND = OpenApiResponse(shapes.ErrorOut, description="No import of this id of the token's user.")
+IMPORT_JOB_FILE_PARAMETERS = [
+    OpenApiParameter("space", str, description="The space to import into (its name or id); default: the default one."),
+    OpenApiParameter("format", str, enum=list(IMPORT_FORMATS), description="The file's format; default: recognised."),
+    OpenApiParameter("name", str, description="The file's name, shown with the import."),
+]
+
+
+class ImportJobsView(APIView):
+    content_negotiation_class = FileFormatNegotiation
+    throttle_classes = [TokenRateThrottle, ImportRateThrottle]
+
+    @extend_schema(
+        operation_id="imports_create",
+        summary="Read, check and preview a file for import, in the background once started",
+        description=(
+            "The body is a Gnosem export document or another memory tool's file (`format`, recognised when not "
+            "given). It is read and checked whole: a file that would be refused is answered 400 and nothing is "
+            "kept. Otherwise the answer is the import, `previewed`, with what it would do; "
+            "`POST /api/v1/imports/{id}/start` starts it and `GET /api/v1/imports/{id}` follows it."
+        ),
+        request=OpenApiTypes.BINARY,
+        parameters=IMPORT_JOB_FILE_PARAMETERS,
+        responses={
+            201: shapes.ImportJobOut,
+            **ERRORS,
+            **SPACE_NOT_FOUND,
+            403: QUOTA_REFUSED,
+            413: OpenApiResponse(shapes.ErrorOut, description="Body over the import limit."),
+            429: _rate_limited("the token's rate limit or the account's import limit (GNOSEM_IMPORT_RATE_LIMIT)"),
+        },
+    )
+    def post(self, request: TokenRequest) -> Response:
+        if exceeds_import_limit(request.META.get("CONTENT_LENGTH")):
+            return _import_too_large()
+        job = import_job_create(
+            owner=token_reach(request.auth),
+            data=_import_body(request),
+            format=request.query_params.get("format"),
+            space=request.query_params.get("space"),
+            file_name=request.query_params.get("name") or "",
+            request=request,
+            token=request.auth,
+        )
+        return Response(import_job_to_dict(job), status=status.HTTP_201_CREATED)
+
+
+class ImportJobView(APIView):
+    @extend_schema(
+        operation_id="imports_get",
+        summary="An import: its preview, then its progress, then its report",
+        responses={200: shapes.ImportJobOut, **ANY_REQUEST_ERRORS, 404: IMPORT_JOB_NOT_FOUND},
+    )
+    def get(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
+        return Response(import_job_to_dict(import_job_get(owner=token_reach(request.auth), public_id=public_id)))
+
+
+class ImportJobStartView(APIView):
+    @extend_schema(
+        operation_id="imports_start",
+        summary="Start a previewed import in the background (one already started is answered as it stands)",
+        request=None,
+        responses={
+            202: shapes.ImportJobOut,
+            **ANY_REQUEST_ERRORS,
+            404: IMPORT_JOB_NOT_FOUND,
+        },
+    )
+    def post(self, request: TokenRequest, public_id: uuid.UUID) -> Response:
+        job = import_job_start(owner=token_reach(request.auth), public_id=public_id)
+        return Response(import_job_to_dict(job), status=status.HTTP_202_ACCEPTED)
 
 
 def _allowance(name: str, what: str) -> serializers.Serializer:

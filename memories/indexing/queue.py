@@ -23,10 +23,13 @@ CLAIM_BATCHES = 4
 TASKS: dict[str, TaskWrapper] = {}
 
 
-def connect(*, embed: TaskWrapper, compress: TaskWrapper, index_note: TaskWrapper, rekey: TaskWrapper) -> None:
+def connect(
+    *, embed: TaskWrapper, compress: TaskWrapper, index_note: TaskWrapper, rekey: TaskWrapper, imports: TaskWrapper
+) -> None:
     """Send indexing to `embed(memory_ids)`, compression to `compress(memory_id)`, a note's
-    indexing to `index_note(note_id)` and a space's re-sealing under its new key to `rekey(space_id)`."""
-    TASKS.update(embed=embed, compress=compress, index_note=index_note, rekey=rekey)
+    indexing to `index_note(note_id)`, a space's re-sealing under its new key to `rekey(space_id)`
+    and an import started to `imports(job_id)`."""
+    TASKS.update(embed=embed, compress=compress, index_note=index_note, rekey=rekey, imports=imports)
 
 
 def indexing_batch_size() -> int:
@@ -59,6 +62,11 @@ def enqueue_note_indexing(note_ids: Sequence[int]) -> None:
 def enqueue_key_rotation(space_id: int) -> None:
     """Queue the re-sealing of a space under its new key once the current transaction commits."""
     _send_on_commit("rekey", space_id)
+
+
+def enqueue_import(job_id: int) -> None:
+    """Queue an import started (memories.transfer.jobs) once the current transaction commits."""
+    _send_on_commit("imports", job_id)
 
 
 def _send_on_commit(kind: str, *args: object) -> None:

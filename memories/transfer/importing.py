@@ -454,11 +454,13 @@ def import_file(
 
 def import_preview(*, owner: Actor, document: object, space: object = None, same_text: bool = False) -> ImportPreview:
     """What `import_memories` would do with the document, nothing written; ValidationError for a
-    document it would refuse."""
+    document it would refuse, QuotaExceeded for one past the quota."""
     reach = reach_of(owner)
     target = reach.within(reach.write_space(space).id)
     entries, note_entries = _clean_document(document)
     fresh, fresh_notes = _fresh(target, entries, note_entries, same_text)
+    with transaction.atomic():  # the quota rows are read locked
+        _quota_check(target, fresh, fresh_notes)
     return ImportPreview(
         memories=len(fresh),
         duplicates=len(entries) - len(fresh),
@@ -512,10 +514,7 @@ def import_memories(
         # free and then collide at the insert.
         Space.objects.select_for_update().filter(pk=space_id).first()
         fresh, fresh_notes = _fresh(target, entries, note_entries, same_text)
-        # Everything the import would store counts: texts, compressed forms, earlier versions, notes.
-        texts = [text for entry in fresh for text in _stored_texts(entry)]
-        texts += [note_entry.content for note_entry in fresh_notes]
-        quota_check(owner=user, space_id=space_id, items=len(fresh) + len(fresh_notes), **text_growth(added=texts))
+        _quota_check(target, fresh, fresh_notes)
         if progress and len(entries) > len(fresh):
             progress(len(entries) - len(fresh))
         taken = _taken_ids(target, [entry.public_id for entry in fresh if entry.public_id])
@@ -563,6 +562,16 @@ def import_memories(
         notes_duplicates=len(note_entries) - len(fresh_notes),
         notes_new_ids=notes_new_ids,
     )
+
+
+def _quota_check(target: Reach, fresh: list[_Entry], fresh_notes: list[_NoteEntry]) -> None:
+    """Refuse (QuotaExceeded) an import past the user's or the space's quota: everything it would
+    store counts, texts, compressed forms, earlier versions and notes. Inside the writing transaction."""
+    texts = [text for entry in fresh for text in _stored_texts(entry)]
+    texts += [note_entry.content for note_entry in fresh_notes]
+    (space_id,) = target.space_ids
+    items = len(fresh) + len(fresh_notes)
+    quota_check(owner=target.user, space_id=space_id, items=items, **text_growth(added=texts))
 
 
 def _stored_texts(entry: _Entry) -> list[str | None]:

@@ -1,4 +1,6 @@
-"""The export download and the import page."""
+"""The export download, the import page and each import's page."""
+
+import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -6,16 +8,14 @@ from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.activity import activity_record
-from accounts.models import ActivityAction
 from accounts.reach import Reach, ReachedSpace, reach_of
 from gnosem.errors import NotFound, PermissionDenied, QuotaExceeded, ValidationError
 from gnosem.types import SignedInRequest
 from memories.limits.rates import import_rate_limit_hit
 from memories.transfer.document import import_limit_description
 from memories.transfer.export import EXPORT_FORMATS, export_author, export_count, export_response
-from memories.transfer.formats import FORMATS, read_import_file
-from memories.transfer.importing import import_file, import_file_preview
+from memories.transfer.formats import FORMATS
+from memories.transfer.jobs import import_job_create, import_job_get, import_job_start, import_jobs_of
 from memories.views.shared import rate_limited
 
 
@@ -43,9 +43,9 @@ def _export_choice(exported: Reach) -> tuple[ReachedSpace, int, bool]:
 @require_http_methods(["GET", "POST"])
 def transfer_page(request: SignedInRequest) -> HttpResponse:
     """Export (a download per space and format) and import (an upload form, into a space the user
-    may write); POST imports the uploaded file of the format chosen (or recognised), or with
-    `preview` says what importing it would do, writing nothing (uploads over the size limit never
-    get here: memories.middleware refuses them unread)."""
+    may write, and the user's recent imports); POST reads, checks and previews the uploaded file
+    of the format chosen (or recognised) and shows the import's page, where it is started (uploads
+    over the size limit never get here: memories.middleware refuses them unread)."""
     reach = reach_of(request.user)
     context: dict[str, object] = {
         "exports": [_export_choice(reach.within(space.id)) for space in reach.spaces],
@@ -53,6 +53,7 @@ def transfer_page(request: SignedInRequest) -> HttpResponse:
         "import_formats": FORMATS,
         "writable": [space for space in reach.spaces if space.can_write],
         "limit": import_limit_description(),
+        "imports": import_jobs_of(reach),
     }
     if request.method == "GET":
         return render(request, "memories/transfer.html", context)
@@ -62,28 +63,41 @@ def transfer_page(request: SignedInRequest) -> HttpResponse:
         return render(request, "memories/transfer.html", context, status=400)
     file_format, space = request.POST.get("format") or None, request.POST.get("space") or None
     context["chosen"] = {"format": file_format or "", "space": space or ""}
-    if request.POST.get("preview"):
-        try:
-            file = read_import_file(upload.read(), file_format)
-            context["preview"] = import_file_preview(owner=reach, file=file, space=space)
-        except (ValidationError, NotFound, PermissionDenied) as error:
-            context["error"] = f"{upload.name}: {error.message if isinstance(error, ValidationError) else error}"
-            return render(request, "memories/transfer.html", context, status=400)
-        context["preview_of"] = upload.name
-        return render(request, "memories/transfer.html", context)
     decision = import_rate_limit_hit(request.user)
     if not decision.allowed:
         context["error"] = decision.message("your account", "imports")
         return rate_limited(render(request, "memories/transfer.html", context), decision)
     try:
-        report = import_file(owner=reach, file=read_import_file(upload.read(), file_format), space=space)
+        job = import_job_create(
+            owner=reach,
+            data=upload.read(),
+            format=file_format,
+            space=space,
+            file_name=upload.name or "",
+            request=request,
+        )
     except (ValidationError, NotFound, PermissionDenied) as error:
         context["error"] = f"{upload.name}: {error.message if isinstance(error, ValidationError) else error}"
         return render(request, "memories/transfer.html", context, status=400)
     except QuotaExceeded as error:
         context["error"] = f"{upload.name}: {error}"
         return render(request, "memories/transfer.html", context, status=403)
-    detail = {"file": upload.name, **report.as_dict()}
-    activity_record(owner=request.user, action=ActivityAction.IMPORTED, detail=detail, request=request)
-    messages.success(request, f"{upload.name}: {report}")
-    return redirect("transfer")
+    return redirect("import_job", public_id=job.public_id)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_job_page(request: SignedInRequest, public_id: uuid.UUID) -> HttpResponse:
+    """One import: its preview and a button that starts it, then its progress (the page reloads
+    itself while it runs), then its report. POST starts it. Another user's import is a 404."""
+    try:
+        job = import_job_get(owner=request.user, public_id=public_id)
+    except NotFound:
+        raise Http404("No such import.") from None
+    if request.method == "POST":
+        try:
+            import_job_start(owner=request.user, public_id=public_id)
+        except (NotFound, PermissionDenied) as error:
+            messages.error(request, str(error))
+        return redirect("import_job", public_id=job.public_id)
+    return render(request, "memories/import_job.html", {"job": job, "space_name": job.space.name})

@@ -5,7 +5,6 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
@@ -17,6 +16,7 @@ from accounts.tasks import prune_activity_task
 from accounts.tokens import token_authenticate
 from memories import services
 from memories.transfer.export import export_chunks, exported_space
+from tests.memories.transfer.pages import imported_on_the_page
 
 PASSWORD = "correct horse battery staple 42"
 
@@ -63,7 +63,7 @@ def test_sign_ins_and_failed_sign_ins_are_logged(client, owner):
 def test_exports_and_imports_on_the_pages_are_logged_with_counts(owner_client, owner, stranger):
     services.memory_write(owner=stranger, content="moving over")
     document = "".join(export_chunks(exported_space(stranger))).encode()
-    owner_client.post(reverse("transfer"), {"file": SimpleUploadedFile("mine.json", document)})
+    imported_on_the_page(owner_client, document, "mine.json")
     imported = only_event(owner, ActivityAction.IMPORTED)
     assert imported.detail["via"] == "web" and imported.detail["file"] == "mine.json"
     assert imported.detail["imported"] == 1 and imported.detail["duplicates"] == 0

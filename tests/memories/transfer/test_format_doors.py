@@ -8,12 +8,12 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management.base import CommandError
-from django.test import Client
+from django.test import Client, TestCase
 from django.urls import reverse
 
 from accounts.spaces import personal_space_of
 from memories import services
-from memories.models import Memory
+from memories.models import ImportJob, Memory
 
 pytestmark = pytest.mark.django_db
 
@@ -102,17 +102,23 @@ def upload(client, content: bytes, name: str, **fields):
     return client.post(reverse("transfer"), {"file": SimpleUploadedFile(name, content), **fields}, follow=True)
 
 
-def test_the_page_previews_then_imports_with_the_format_chosen_or_recognised(owner_client, owner):
+def test_the_page_previews_an_upload_then_imports_it_once_started(owner_client, owner, stranger_client):
     page = owner_client.get(reverse("transfer")).content.decode()
     assert "MCP memory server (memory.jsonl)" in page and "format=basic-memory" in page
 
-    preview = upload(owner_client, GRAPH, "memory.jsonl", preview="1").content.decode()
+    preview = upload(owner_client, GRAPH, "memory.jsonl").content.decode()
 
-    assert "1 memory to create, 0 duplicates to skip, 1 record left out" in preview
+    assert "2 records read:\n        1 memory to create,\n        0 duplicates to skip." in preview
     assert "the relation names &#x27;Nobody&#x27;" in preview
-    assert Memory.objects.count() == 0
-    imported = upload(owner_client, GRAPH, "memory.jsonl", format="mcp-memory").content.decode()
-    assert "memory.jsonl: 1 memory imported, 0 duplicates skipped; 1 record left out." in imported
+    assert Memory.objects.count() == 0  # nothing until it is started
+    job = ImportJob.objects.get()
+    assert stranger_client.get(reverse("import_job", args=[job.public_id])).status_code == 404
+    assert stranger_client.post(reverse("import_job", args=[job.public_id])).status_code == 404
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        owner_client.post(reverse("import_job", args=[job.public_id]))
+    done = owner_client.get(reverse("import_job", args=[job.public_id])).content.decode()
+    assert "Imported: 1 memory" in done and Memory.objects.count() == 1
+    assert "memory.jsonl" in owner_client.get(reverse("transfer")).content.decode()  # listed among the imports
     refused = upload(owner_client, b"plain words", "notes.txt").content.decode()
     assert "notes.txt: is not a file this server can tell the tool of; choose its format" in refused
 

@@ -13,6 +13,7 @@ from accounts.models import ActivityAction, Role
 from memories import services
 from tests.memories.limits.test_quotas import export_of
 from tests.memories.stored import matching, with_text
+from tests.memories.transfer.pages import imported_on_the_page
 
 pytestmark = pytest.mark.django_db
 
@@ -42,9 +43,9 @@ def test_an_import_goes_into_the_chosen_space_and_a_space_the_user_may_only_read
     viewer = team_member("viewer", Role.VIEWER)
     page = signed_in(owner)
 
-    response = page.post(reverse("transfer"), {"file": upload(export_of("imported one")), "space": str(team.public_id)})
+    done = imported_on_the_page(page, json.dumps(export_of("imported one")).encode(), space=str(team.public_id))
 
-    assert response.status_code == 302
+    assert "Imported: 1 memory" in done
     assert with_text("imported one").space == team
     assert 'name="space"' not in signed_in(viewer).get(reverse("transfer")).content.decode()  # one writable space
     refused = signed_in(viewer).post(reverse("transfer"), {"file": upload(export_of("sneaked")), "space": "Platform"})
