@@ -6,7 +6,9 @@ the round trips through the two formats exports write.
 
 Prints one row per format: records read, memories and notes created, duplicates skipped on the
 second import, records left out, and the seconds each step took (reading the file, the preview,
-the import, the second import). Embedding happens afterwards in the worker and is not timed here
+the import in one transaction, the second import), and the same import as a background job for
+another user (read, previewed, then imported 500 memories per transaction, as the page and
+`importmemories` run it). Embedding happens afterwards in the worker and is not timed here
 (bench/scale.py measures indexing). The files are made here in each tool's format (the tests
 import files the real tools wrote); each run makes its users afresh, on the embedded PostgreSQL
 under var/imports (or DATABASE_URL).
@@ -37,6 +39,7 @@ from memories.models import Memory  # noqa: E402
 from memories.transfer.export import basic_memory_zip, exported_space, mcp_memory_lines  # noqa: E402
 from memories.transfer.formats import read_import_file  # noqa: E402
 from memories.transfer.importing import import_file, import_file_preview  # noqa: E402
+from memories.transfer.jobs import import_job_create, import_job_run, import_job_start  # noqa: E402
 
 PEOPLE = ["Ana", "Bo", "Chen", "Dara", "Eli", "Farah", "Goran", "Hana"]
 TOPICS = ["billing", "search", "deploys", "onboarding", "the mobile app", "backups", "pricing", "support"]
@@ -141,6 +144,15 @@ def fresh_user(name: str):
     return users.objects.create_user(name, f"{name}@example.com")
 
 
+def run_as_job(username: str, data: bytes) -> None:
+    """Import the file as the page and the command do: a job created, started and run here."""
+    owner = fresh_user(username)
+    job = import_job_create(owner=owner, data=data, file_name="bench")
+    import_job_start(owner=owner, public_id=job.public_id, in_background=False)
+    ended = import_job_run(job.pk)
+    assert ended is not None and ended.status == "done", ended
+
+
 def timed(step: Callable[[], object]) -> tuple[object, float]:
     start = time.perf_counter()
     result = step()
@@ -155,7 +167,7 @@ def main() -> None:
     print(f"{records:,} records per file; seconds for each step\n")
     print(
         f"{'format':<28}{'records':>8}{'created':>9}{'notes':>7}{'dupes':>7}{'left out':>9}"
-        f"{'read':>7}{'preview':>8}{'import':>8}{'again':>7}  refused (one bad record)"
+        f"{'read':>7}{'preview':>8}{'import':>8}{'again':>7}{'job':>7}  refused (one bad record)"
     )
     for number, (name, make) in enumerate(FILES.items()):
         data = make(records)
@@ -166,6 +178,7 @@ def main() -> None:
         again, again_seconds = timed(
             lambda owner=owner, data=data: import_file(owner=owner, file=read_import_file(data))
         )
+        _, job_seconds = timed(lambda data=data, number=number: run_as_job(f"bench-job-{number}", data))
         refused = "-"
         if name in BROKEN:
             try:
@@ -175,7 +188,7 @@ def main() -> None:
         print(
             f"{name:<28}{report.records:>8,}{report.imported:>9,}{report.notes_imported:>7,}{again.duplicates:>7,}"
             f"{len(report.skipped):>9,}{read_seconds:>7.1f}{preview_seconds:>8.1f}{import_seconds:>8.1f}"
-            f"{again_seconds:>7.1f}  {refused}"
+            f"{again_seconds:>7.1f}{job_seconds:>7.1f}  {refused}"
         )
     print("\nround trips (the first user's memories exported, imported by a new user):")
     source = get_user_model().objects.get(username="bench-import-0")

@@ -352,6 +352,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two fields named `format`: a note's (Markdown, text, PDF) and an import file's (which tool).
+    "ENUM_NAME_OVERRIDES": {
+        "NoteFormatEnum": "memories.models.NoteFormat.values",
+        "ImportFormatEnum": "memories.transfer.formats.FORMAT_NAMES",
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -39,7 +39,7 @@ from memories.presenters import (
     SPACES_SCHEMA,
     WRITTEN_MEMORY_SCHEMA,
 )
-from memories.transfer.formats import FORMATS
+from memories.transfer.formats import FORMAT_NAMES
 from memories.validation import CONTENT_SCHEMA, SUPERSEDES_SCHEMA, TAGS_SCHEMA, WRITTEN_BY_SCHEMA
 
 
@@ -335,7 +335,7 @@ class MemoryShareIn(JsonSchemaShape):
 
 
 class ImportFileOut(serializers.Serializer):
-    format = serializers.ChoiceField(choices=list(FORMATS), help_text="The file's format, as chosen or recognised.")
+    format = serializers.ChoiceField(choices=FORMAT_NAMES, help_text="The file's format, as chosen or recognised.")
     records = serializers.IntegerField(help_text="Records the file held (entries, lines, files).")
     skipped = serializers.ListField(
         child=serializers.CharField(), help_text="Records left out, each with where it is and why."
@@ -373,7 +373,7 @@ class ImportPreviewOut(ImportFileOut):
 class ImportJobOut(serializers.Serializer):
     id = serializers.UUIDField()
     file_name = serializers.CharField()
-    format = serializers.ChoiceField(choices=list(FORMATS))
+    format = serializers.ChoiceField(choices=FORMAT_NAMES)
     status = serializers.ChoiceField(
         choices=["previewed", "queued", "running", "done", "failed"],
         help_text="previewed: waits to be started (forgotten after a day); queued, running; done; failed.",

@@ -21,6 +21,7 @@ FORMATS = {
     mcp_memory_service.NAME: "mcp-memory-service (its export .json or its SQLite store)",
     mem0.NAME: "mem0 (get_all or export .json)",
 }
+FORMAT_NAMES = list(FORMATS)
 READERS: dict[str, Callable[[bytes], ForeignFile]] = {
     mcp_memory.NAME: mcp_memory.read,
     basic_memory.NAME: basic_memory.read,

@@ -28,6 +28,7 @@ from memories.graph.linking import entities_link
 from memories.models import MAX_CONTENT_CHARS, MAX_TAGS, MAX_WRITTEN_BY_CHARS, CompressionStatus, Memory, Quota
 from memories.notes import services as notes
 from memories.transfer.document import FORMAT, VERSION
+from memories.transfer.jobs import import_job_create
 from tests.memories.stored import store
 
 DOCUMENT_URI = "urn:gnosem:openapi"
@@ -37,6 +38,9 @@ SEARCH = "/api/v1/memories/search"
 EXPORT = "/api/v1/export"
 SPACES = "/api/v1/spaces"
 IMPORT = "/api/v1/import"
+IMPORTS = "/api/v1/imports"
+IMPORT_JOB = "/api/v1/imports/{public_id}"
+IMPORT_JOB_START = "/api/v1/imports/{public_id}/start"
 USAGE = "/api/v1/usage"
 COUNT = "/api/v1/memories/count"
 HISTORY = "/api/v1/memories/{public_id}/history"
@@ -208,6 +212,22 @@ def second_import(world: World) -> HttpResponse:
     world.settings.GNOSEM_IMPORT_RATE_LIMIT = Rate(count=1, seconds=3600)
     assert world.send("post", IMPORT, an_export("first")).status_code == 200
     return world.send("post", IMPORT, an_export("second"))
+
+
+def second_upload(world: World) -> HttpResponse:
+    world.settings.GNOSEM_IMPORT_RATE_LIMIT = Rate(count=1, seconds=3600)
+    assert world.send("post", IMPORTS, an_export("first")).status_code == 201
+    return world.send("post", IMPORTS, an_export("second"))
+
+
+def an_import(world: World, path: str, owner: Any = None) -> str:
+    """`path` for an import previewed for the owner (or `owner`)."""
+    job = import_job_create(owner=owner or world.memory.author, data=json.dumps(an_export("to import")).encode())
+    return path.format(public_id=job.public_id)
+
+
+def a_strangers_import(world: World, path: str) -> str:
+    return an_import(world, path, owner=world.strangers.author)
 
 
 def mine(world: World, path: str = MEMORY) -> str:
@@ -403,6 +423,45 @@ CASES = [
         body_limit(100, lambda w: w.send("post", IMPORT, an_export("x" * 200))),
     ),
     Case("post", IMPORT, 429, "over the import limit", second_import),
+    # POST /imports
+    Case("post", IMPORTS, 201, "a file previewed", lambda w: w.send("post", IMPORTS, an_export("one", "two"))),
+    Case("post", IMPORTS, 400, "not an export", lambda w: w.send("post", IMPORTS, {"format": "something else"})),
+    Case("post", IMPORTS, 401, "no token", lambda w: w.send("post", IMPORTS, an_export("x"), token=None)),
+    Case("post", IMPORTS, 403, "a read token", lambda w: w.send("post", IMPORTS, an_export("x"), token=w.read_token)),
+    Case("post", IMPORTS, 403, "over quota", quota_full(lambda w: w.send("post", IMPORTS, an_export("x")))),
+    Case("post", IMPORTS, 404, "a space not reached", lambda w: w.send("post", f"{IMPORTS}?space=No", an_export("x"))),
+    Case(
+        "post",
+        IMPORTS,
+        413,
+        "a body over the import limit",
+        body_limit(100, lambda w: w.send("post", IMPORTS, an_export("x" * 200))),
+    ),
+    Case("post", IMPORTS, 429, "over the import limit", second_upload),
+    # GET /imports/{id}
+    Case("get", IMPORT_JOB, 200, "an import", lambda w: w.send("get", an_import(w, IMPORT_JOB))),
+    Case("get", IMPORT_JOB, 401, "no token", lambda w: w.send("get", an_import(w, IMPORT_JOB), token=None)),
+    Case("get", IMPORT_JOB, 404, "a stranger's import", lambda w: w.send("get", a_strangers_import(w, IMPORT_JOB))),
+    Case("get", IMPORT_JOB, 429, "rate limited", rate_limited(lambda w: w.send("get", an_import(w, IMPORT_JOB)))),
+    # POST /imports/{id}/start
+    Case("post", IMPORT_JOB_START, 202, "started", lambda w: w.send("post", an_import(w, IMPORT_JOB_START))),
+    Case(
+        "post", IMPORT_JOB_START, 401, "no token", lambda w: w.send("post", an_import(w, IMPORT_JOB_START), token=None)
+    ),
+    Case(
+        "post",
+        IMPORT_JOB_START,
+        404,
+        "a stranger's import",
+        lambda w: w.send("post", a_strangers_import(w, IMPORT_JOB_START)),
+    ),
+    Case(
+        "post",
+        IMPORT_JOB_START,
+        429,
+        "over the rate limit",
+        rate_limited(lambda w: w.send("post", an_import(w, IMPORT_JOB_START))),
+    ),
     # GET /memories/count
     Case("get", COUNT, 200, "grouped by tag", lambda w: w.send("get", COUNT, group_by="tag")),
     Case("get", COUNT, 200, "about a topic", lambda w: w.send("get", COUNT, query="databases")),

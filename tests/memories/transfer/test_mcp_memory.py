@@ -165,6 +165,31 @@ def test_a_bad_file_is_refused_naming_the_line_and_nothing_is_imported(owner, da
     assert Memory.objects.count() == 0
 
 
+def test_another_tools_file_read_as_this_format_and_a_50_mb_line_are_refused(owner):
+    mem0_file = json.dumps({"results": [{"memory": "Likes tea"}]}).encode()
+    fifty_megabytes = b'{"type":"entity","name":"A","entityType":"p","observations":["' + b"x" * 50_000_000 + b'"]}'
+
+    for data, message in [(mem0_file, "line 1: not an entity or a relation"), (fifty_megabytes, "line 1: longer")]:
+        with pytest.raises(ValidationError) as refused:
+            import_file(owner=owner, data=data, format="mcp-memory")
+        assert message in refused.value.message
+    assert Memory.objects.count() == 0
+
+
+def test_relations_in_a_cycle_import_as_they_are(owner):
+    data = (
+        b'{"type":"entity","name":"Ana","entityType":"person","observations":[]}\n'
+        b'{"type":"entity","name":"Bo","entityType":"person","observations":[]}\n'
+        b'{"type":"relation","from":"Ana","to":"Bo","relationType":"mentors"}\n'
+        b'{"type":"relation","from":"Bo","to":"Ana","relationType":"mentors"}\n'
+    )
+
+    report = import_file(owner=owner, data=data)
+
+    assert (report.imported, report.skipped) == (4, ())
+    assert {memory.content for memory in Memory.objects.all()} >= {"Ana mentors Bo.", "Bo mentors Ana."}
+
+
 def test_a_relation_to_an_entity_the_file_does_not_hold_is_left_out_and_named(owner):
     data = (
         b'{"type":"entity","name":"Alice","entityType":"person","observations":["Likes tea"]}\n'
