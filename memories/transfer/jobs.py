@@ -25,7 +25,7 @@ from gnosem.errors import NotFound, PermissionDenied, QuotaExceeded, ValidationE
 from memories.encryption.fields import UnreadableText
 from memories.indexing.queue import enqueue_import
 from memories.models import ImportJob, ImportStatus
-from memories.transfer.document import LINK_FIELDS, note_batch
+from memories.transfer.document import LINK_FIELDS, NOTE_BATCH_BYTES
 from memories.transfer.formats import read_import_file
 from memories.transfer.importing import import_file_preview, import_memories
 
@@ -176,8 +176,19 @@ def _next_batch(document: dict[str, Any], done: int) -> tuple[dict[str, Any], in
         part = memories[done:] if linked else memories[done : done + BATCH]
         return header | {"memories": part}, len(part)
     start = done - len(memories)
-    part = notes[start : start + note_batch()]
+    part = notes[start : start + _notes_in_batch(notes[start : start + BATCH])]
     return header | {"memories": [], "notes": part}, len(part)
+
+
+def _notes_in_batch(notes: list[Any]) -> int:
+    """How many of these notes (at least one) hold NOTE_BATCH_BYTES of text in all."""
+    held = 0
+    for count, note in enumerate(notes, start=1):
+        content = note.get("content") if isinstance(note, dict) else None
+        held += len(content.encode("utf-8", "surrogatepass")) if isinstance(content, str) else 0
+        if held >= NOTE_BATCH_BYTES:
+            return count
+    return max(len(notes), 1)
 
 
 def _end(job: ImportJob, status: str, *, error: str = "") -> None:
