@@ -8,8 +8,9 @@ as `created_at`, embedded by the product's indexing service, and searched throug
 `search_hybrid` on the real database (its own embedded PostgreSQL under var/bench;
 GNOSEM_DATA_DIR overrides). The question is the query; its evidence turns are the relevant set;
 the reference time (`now`) is the last session's date. Prints recall@5, recall@10, hit@10 and
-MRR per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop; 5 adversarial apart)
-for each signal alone and for the full pipeline, and search latency; `--json` adds the same
+MRR per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop; 5 adversarial apart),
+and for the answerable questions the search reads a negation in ("besides pottery", counted in
+their categories too), for each signal alone and for the full pipeline, and search latency; `--json` adds the same
 figures as one JSON object on the last line. `--replay` writes every turn a second time before
 searching, as an assistant repeating itself would, and prints how many memories that added.
 `--split turns` writes each conversation into two spaces of its user (even turns into a team space
@@ -39,6 +40,7 @@ from django.test.utils import override_settings  # noqa: E402
 from accounts.models import Membership, Role, Space, SpaceKind  # noqa: E402
 from accounts.reach import reach_of  # noqa: E402
 from memories.models import IndexingStatus, Memory  # noqa: E402
+from memories.search.negation import read_query  # noqa: E402
 from memories.search.pipeline import search_hybrid  # noqa: E402
 from memories.services import memory_write  # noqa: E402
 
@@ -147,6 +149,12 @@ def mean(rows: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(float(np.mean([row[key] for row in rows])), 4) for key in rows[0]} | {"n": len(rows)}
 
 
+def reads_negation(question: str) -> bool:
+    """Whether search reads a negation in the question, GNOSEM_READ_NEGATION on or off."""
+    with override_settings(GNOSEM_READ_NEGATION=True):
+        return bool(read_query(question).negations)
+
+
 def replay(user: object, sample: dict, ids: dict[str, int], split: str | None) -> int:
     """Write every turn again; returns how many memories that added (none: each is a duplicate of
     the memory its first writing stored)."""
@@ -162,6 +170,8 @@ def run(conversation_indexes: list[int], *, replayed: bool = False, split: str |
     samples = json.loads(DATA.read_text())
     results: dict[str, dict[int, list]] = {name: {c: [] for c in CATEGORIES} for name in CONFIGURATIONS}
     latencies: dict[str, list[float]] = {name: [] for name in CONFIGURATIONS}
+    # The answerable questions whose reading holds a negation ("besides pottery"), apart.
+    negated: dict[str, list] = {name: [] for name in CONFIGURATIONS}
     skipped = turns = added = 0
     load_seconds = 0.0
     for index in conversation_indexes:
@@ -181,11 +191,15 @@ def run(conversation_indexes: list[int], *, replayed: bool = False, split: str |
                     started = time.perf_counter()
                     hits = search_hybrid(owner=user, query=question["question"], top_k=TOP_K, now=last_date, **options)
                     latencies[name].append((time.perf_counter() - started) * 1000)
-                results[name][question["category"]].append(score([hit.memory.pk for hit in hits], relevant))
+                row = score([hit.memory.pk for hit in hits], relevant)
+                results[name][question["category"]].append(row)
+                if question["category"] in ANSWERABLE and reads_negation(question["question"]):
+                    negated[name].append(row)
     figures = {
         name: {
             **{CATEGORIES[c]: mean(rows) for c, rows in by_category.items()},
             "overall": mean([row for c in ANSWERABLE for row in by_category[c]]),
+            "negation read": mean(negated[name]),
             "latency_ms": {
                 "p50": round(float(np.percentile(latencies[name], 50)), 1),
                 "p95": round(float(np.percentile(latencies[name], 95)), 1),
@@ -212,8 +226,8 @@ def print_table(report: dict) -> None:
     print(f"\nLoCoMo turn retrieval, conversations {report['conversations']}, top {TOP_K}{split}")
     print(f"{'configuration':10} {'category':13} {'n':>5} {'R@5':>7} {'R@10':>7} {'hit@10':>7} {'MRR':>7}")
     for name, figures in report["signals"].items():
-        for category in [*(CATEGORIES[c] for c in ANSWERABLE), "overall", CATEGORIES[5]]:
-            row = figures[category]
+        for category in [*(CATEGORIES[c] for c in ANSWERABLE), "overall", CATEGORIES[5], "negation read"]:
+            row = figures.get(category)
             if row:
                 print(
                     f"{name:10} {category:13} {row['n']:>5} {row['recall@5']:7.3f} {row['recall@10']:7.3f} "

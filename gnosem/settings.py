@@ -200,6 +200,9 @@ GNOSEM_RECENCY_WEIGHT = env_float("GNOSEM_RECENCY_WEIGHT", 0.1, minimum=0.0, max
 GNOSEM_DIVERSITY = env_float("GNOSEM_DIVERSITY", 0.7, minimum=0.0, maximum=1.0)
 # Score factor of memories written outside a time window the query names (1 = no effect).
 GNOSEM_OUTSIDE_TIME_WINDOW = env_float("GNOSEM_OUTSIDE_TIME_WINDOW", 0.5, minimum=0.0, maximum=1.0)
+# Whether a search reads negation in its query ("databases other than Postgres") as an exclusion;
+# `exclude` works either way (memories.search.negation).
+GNOSEM_READ_NEGATION = env_bool("GNOSEM_READ_NEGATION", True)
 
 # Caches: allauth counts log-in attempts here, so every web process on every host must see the
 # same counts: Redis when there is one, else a database table (`manage.py createcachetable`). On

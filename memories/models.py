@@ -347,7 +347,7 @@ EntityKind = models.TextChoices("EntityKind", [(kind.upper(), kind) for kind in 
 
 class Entity(SealedModel):
     """Something a space's memories mention (a person, project, place, technology, identifier,
-    ...), once per normalised key (memories.graph.extraction.entity_key): the graph's nodes
+    ...), once per normalised key (memories.entities.extraction.entity_key): the graph's nodes
     (memories.graph.linking). Its key and name are sealed under its space's key; the row is found
     by the key's keyed digest (memories.encryption.derived.entity_digest) under `key_version`."""
 

@@ -15,6 +15,7 @@ from memories.graph.linking import SOURCE_WEIGHTS
 from memories.models import EntityKind, IndexingStatus, Memory, MemoryRevision, Note, NoteFormat
 from memories.notes.services import NotePage
 from memories.reading.budget import fit_to_budget, reading_tokens
+from memories.search.negation import QueryReading
 from memories.search.notes import NoteHit
 from memories.search.pipeline import SearchHit
 from memories.selectors import MemoryPage, SpaceSummary
@@ -116,7 +117,8 @@ SEARCH_HIT_SCHEMA = _object(
                 "Only with explain. `signals`: rank and raw score in each signal that found the memory; "
                 "`fused`: their combined score (1.0 for the best candidate, also counting neighbouring memories); the "
                 "factors applied after it (`recency`, `time_window`, `diversity`, each present when applied); "
-                "the final `score`."
+                "`exclusion` when it names a left-out thing only in passing (kept, factor 1) or lies near one by "
+                "meaning (pushed down by its factor); the final `score`."
             ),
         },
     },
@@ -133,8 +135,32 @@ CUT_FOR_BUDGET_PROPERTIES: dict[str, Any] = {
         ),
     },
 }
+QUERY_READING_SCHEMA = _object(
+    {
+        "searched": {"type": "string", "description": "What was searched for: the query without its negations."},
+        "excluded": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "What was left out: the exclude argument and the things the query negates.",
+        },
+        "negations": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": 'The phrases of the query read as negations, e.g. "not Postgres".',
+        },
+    },
+    ["searched", "excluded", "negations"],
+)
 SEARCH_RESULTS_SCHEMA = _object(
-    {"results": {"type": "array", "items": SEARCH_HIT_SCHEMA}, **CUT_FOR_BUDGET_PROPERTIES}, ["results"]
+    {
+        "results": {"type": "array", "items": SEARCH_HIT_SCHEMA},
+        "query": {
+            **QUERY_READING_SCHEMA,
+            "description": "How the query was read; present with explain, or when the search left something out.",
+        },
+        **CUT_FOR_BUDGET_PROPERTIES,
+    },
+    ["results"],
 )
 MEMORY_PAGE_SCHEMA = _object(
     {
@@ -207,11 +233,20 @@ def search_hit_to_dict(hit: SearchHit, *, raw: bool = False, explain: bool = Fal
 
 
 def search_results_to_dict(
-    hits: list[SearchHit], *, raw: bool = False, explain: bool = False, max_tokens: int | None = None
+    hits: list[SearchHit],
+    *,
+    raw: bool = False,
+    explain: bool = False,
+    max_tokens: int | None = None,
+    reading: QueryReading | None = None,
 ) -> dict[str, Any]:
-    """A search's answer (SEARCH_RESULTS_SCHEMA); with `max_tokens`, the best results that fit it."""
+    """A search's answer (SEARCH_RESULTS_SCHEMA); with `max_tokens`, the best results that fit it;
+    with `reading`, how the query was read when explained or when it left something out."""
     hits, cut = _budgeted(hits, lambda hit: hit.memory, raw, max_tokens)
-    return {"results": [search_hit_to_dict(hit, raw=raw, explain=explain) for hit in hits], **cut}
+    answer: dict[str, Any] = {"results": [search_hit_to_dict(hit, raw=raw, explain=explain) for hit in hits], **cut}
+    if reading and (explain or reading.excluded):
+        answer["query"] = reading.as_dict()
+    return answer
 
 
 def memory_page_to_dict(page: MemoryPage, *, raw: bool = False, max_tokens: int | None = None) -> dict[str, Any]:

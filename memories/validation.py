@@ -27,6 +27,9 @@ MAX_MAX_TOKENS = 100_000
 DEFAULT_SESSION_MAX_TOKENS = 1_500
 # Memories one write or update may mark as superseded.
 MAX_SUPERSEDES = 20
+# A search leaves out at most this many things, each at most this long.
+MAX_EXCLUDED = 10
+MAX_EXCLUDED_CHARS = 100
 _TAG_RE = re.compile(TAG_PATTERN)
 
 
@@ -111,6 +114,26 @@ def clean_query(query: object) -> str:
     if len(query) > MAX_QUERY_CHARS:
         raise ValidationError("query", f"at most {MAX_QUERY_CHARS:,} characters; shorten the question.")
     return query.strip()
+
+
+def clean_exclude(exclude: object) -> tuple[str, ...]:
+    """The things a search leaves out (words, identifiers, tags or names), de-duplicated; none
+    for an empty list."""
+    if exclude is None:
+        return ()
+    if not isinstance(exclude, list) or not all(isinstance(thing, str) for thing in exclude):
+        raise ValidationError("exclude", 'must be a list of words, identifiers, tags or names, like ["Postgres"].')
+    cleaned = list(dict.fromkeys(" ".join(thing.split()) for thing in exclude))
+    if len(cleaned) > MAX_EXCLUDED:
+        raise ValidationError("exclude", f"at most {MAX_EXCLUDED} things; got {len(cleaned)}.")
+    for thing in cleaned:
+        if not thing:
+            raise ValidationError("exclude", "holds an empty item; name what to leave out, or leave it out.")
+        if len(thing) > MAX_EXCLUDED_CHARS:
+            raise ValidationError("exclude", f"{thing[:40]!r}... is longer than {MAX_EXCLUDED_CHARS} characters.")
+        if "\x00" in thing:
+            raise ValidationError("exclude", "must not contain NUL characters.")
+    return tuple(cleaned)
 
 
 def clean_top_k(top_k: object) -> int:
@@ -269,6 +292,11 @@ TAGS_SCHEMA: dict[str, Any] = {
     "type": "array",
     "items": {"type": "string", "minLength": 1, "maxLength": MAX_TAG_CHARS},
     "maxItems": MAX_TAGS,
+}
+EXCLUDE_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": MAX_EXCLUDED_CHARS},
+    "maxItems": MAX_EXCLUDED,
 }
 WRITTEN_BY_SCHEMA: dict[str, Any] = {"type": "string", "maxLength": MAX_WRITTEN_BY_CHARS}
 MEMORY_ID_SCHEMA: dict[str, Any] = {"type": "string", "format": "uuid"}

@@ -77,6 +77,7 @@ from memories.presenters import (
 from memories.reading.counting import GROUPINGS, memory_count
 from memories.reading.session import session_start
 from memories.search.about import ABOUT_MIN_SIMILARITY
+from memories.search.negation import read_query
 from memories.search.notes import semantic_search
 from memories.search.pipeline import search_hybrid
 from memories.sharing import memory_share
@@ -94,6 +95,7 @@ from memories.validation import (
     FRACTION_SCHEMA,
     HALF_LIFE_DAYS_SCHEMA,
     LIMIT_SCHEMA,
+    MAX_EXCLUDED,
     MAX_HALF_LIFE_DAYS,
     MAX_LIST_LIMIT,
     MAX_MAX_TOKENS,
@@ -103,6 +105,7 @@ from memories.validation import (
     QUERY_SCHEMA,
     TOP_K_SCHEMA,
     WRITTEN_BY_SCHEMA,
+    clean_exclude,
     clean_filters,
     clean_limit,
     clean_max_tokens,
@@ -155,6 +158,15 @@ FILTER_PARAMETERS = [
     OpenApiParameter("created_after", str, description="ISO 8601 date or date-time, inclusive."),
     OpenApiParameter("created_before", str, description="ISO 8601 date or date-time, exclusive."),
 ]
+EXCLUDE_PARAMETER = OpenApiParameter(
+    "exclude",
+    str,
+    description=(
+        f"Comma-separated or repeated, at most {MAX_EXCLUDED}: words, identifiers, tags or names to leave out "
+        "(exclude=Postgres for databases other than Postgres). Memories about them are left out, those naming "
+        "them only in passing stay; negation written in the query is read the same way (docs/search.md)."
+    ),
+)
 INCLUDE_SUPERSEDED_PARAMETER = OpenApiParameter(
     "include_superseded", bool, default=False, description="Include memories a later memory superseded."
 )
@@ -637,6 +649,7 @@ class MemorySearchView(APIView):
             ),
             *FILTER_PARAMETERS,
             SPACE_PARAMETER,
+            EXCLUDE_PARAMETER,
             *SEARCH_OPTION_PARAMETERS,
             INCLUDE_SUPERSEDED_PARAMETER,
             MAX_TOKENS_PARAMETER,
@@ -647,16 +660,19 @@ class MemorySearchView(APIView):
     def get(self, request: TokenRequest) -> Response:
         raw, explain = _flag(request, "raw"), _flag(request, "explain")
         max_tokens = clean_max_tokens(_whole_number(request, "max_tokens"))
+        query, exclude = request.query_params.get("query"), _listed(request, "exclude")
         hits = search_hybrid(
             owner=_reach(request),
-            query=request.query_params.get("query"),
+            query=query,
             top_k=_whole_number(request, "top_k"),
             filters=_filters(request),
             min_score=_number(request, "min_score"),
             half_life_days=_number(request, "half_life_days"),
             diversity=_number(request, "diversity"),
+            exclude=exclude,
         )
-        return Response(search_results_to_dict(hits, raw=raw, explain=explain, max_tokens=max_tokens))
+        reading = read_query(query, clean_exclude(exclude))
+        return Response(search_results_to_dict(hits, raw=raw, explain=explain, max_tokens=max_tokens, reading=reading))
 
 
 def _memory_action(
@@ -883,6 +899,7 @@ class SemanticSearchView(APIView):
                 "top_k", TOP_K_SCHEMA, description=f"How many results, 1-{MAX_TOP_K} (default {DEFAULT_TOP_K})."
             ),
             OpenApiParameter("tags", str, description="Only notes and memories carrying all of these."),
+            EXCLUDE_PARAMETER,
             SPACE_PARAMETER,
         ],
         responses={200: shapes.SemanticOut, **ERRORS, **SPACE_NOT_FOUND},
@@ -894,6 +911,7 @@ class SemanticSearchView(APIView):
             kinds=_listed(request, "kinds"),
             top_k=_whole_number(request, "top_k"),
             tags=_listed(request, "tags"),
+            exclude=_listed(request, "exclude"),
         )
         return Response(semantic_results_to_dict(hits))
 

@@ -43,7 +43,7 @@ def text_digest(key: DataKey, text: str) -> str:
 
 
 def entity_digest(key: DataKey, entity_key: str) -> str:
-    """An entity's normalised key (memories.graph.extraction.entity_key) as its space finds it
+    """An entity's normalised key (memories.entities.extraction.entity_key) as its space finds it
     under a space key: `Entity.key_digest`."""
     return key.mac("entity", entity_key).hex()[:DIGEST_CHARS]
 

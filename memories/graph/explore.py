@@ -17,7 +17,7 @@ from django.db.models.functions import Coalesce
 from accounts.reach import Actor, Reach, reach_of
 from gnosem.errors import NotFound, ValidationError
 from memories.encryption.derived import digests_under_every_key, entity_digest
-from memories.graph.extraction import entity_key
+from memories.entities.extraction import entity_key
 from memories.models import Entity, EntityMention, Memory, Note, NoteMention
 from memories.reading.budget import fit_to_budget, reading_tokens
 from memories.search.pipeline import search_hybrid

@@ -1,6 +1,6 @@
 """Each space's graph: entities its memories mention, linked through the memories they share.
 
-Entities are extracted by rules (memories.graph.extraction) from a memory's text, its tags and its
+Entities are extracted by rules (memories.entities.extraction) from a memory's text, its tags and its
 compressed facts, and stored per space (`Entity`, one row per normalised key, sealed, found by
 the key's keyed digest) with one `EntityMention` per memory and entity. Edges are not stored: two
 entities are linked by the memories that mention both, weighted by how each mention came about (a
@@ -25,7 +25,7 @@ from django.utils import timezone
 from memories.encryption.derived import entity_digest
 from memories.encryption.fields import seal_as
 from memories.encryption.keys import current_key, readable_keys
-from memories.graph.extraction import Mention, extract_entities
+from memories.entities.extraction import Mention, extract_entities
 from memories.models import Entity, EntityMention, Memory, Note, NoteMention
 
 # A mention's weight by where it came from: a fact the model named, a tag the writer chose, a word

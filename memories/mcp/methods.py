@@ -26,7 +26,8 @@ INSTRUCTIONS = (
     "and why, a preference, a fact, a fix that worked), save it at once with memory_write as one "
     "self-contained statement. Correct stale memories with memory_update, or write the new fact with "
     "supersedes naming the old one, rather than leaving contradicting ones. For 'how many' questions "
-    "use memory_count. Memories live in spaces: the user's personal space and any team spaces they "
+    "use memory_count. To leave something out of a search ('databases other than Postgres'), pass it in "
+    "memory_search's exclude. Memories live in spaces: the user's personal space and any team spaces they "
     "belong to (spaces_list). Reads cover every space unless you pass `space`; write what the user's "
     "team should know to the team space (pass `space`) and private matters to the personal one."
 )

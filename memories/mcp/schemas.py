@@ -20,6 +20,7 @@ from memories.search.notes import KINDS as SEARCH_KINDS
 from memories.validation import (
     CONTENT_SCHEMA,
     DEFAULT_SESSION_MAX_TOKENS,
+    EXCLUDE_SCHEMA,
     FRACTION_SCHEMA,
     HALF_LIFE_DAYS_SCHEMA,
     LIMIT_SCHEMA,
@@ -53,6 +54,16 @@ _TAGS = {
     ),
 }
 _TAGS_FILTER = {**_TAGS, "description": "Only memories carrying all of these tags."}
+_EXCLUDE = {
+    **EXCLUDE_SCHEMA,
+    "examples": [["Postgres"], ["E503", "staging"]],
+    "description": (
+        "Things to leave out: words, identifiers, tags or names whose memories must not come back, e.g. "
+        '["Postgres"] for "databases other than Postgres". A memory about the thing is left out; one that '
+        'names it only in passing ("moved off Postgres to MySQL") stays. Negation written in the query '
+        '("not X", "other than X", "except X", "-E503") is read the same way.'
+    ),
+}
 _WRITTEN_BY = {
     **WRITTEN_BY_SCHEMA,
     "description": (
@@ -148,6 +159,7 @@ SEARCH_INPUT = _object(
             ),
         },
         "top_k": {**TOP_K_SCHEMA, "description": f"How many memories to return (1-{MAX_TOP_K})."},
+        "exclude": _EXCLUDE,
         "tags": _TAGS_FILTER,
         "written_by": _WRITTEN_BY_FILTER,
         "created_after": _CREATED_AFTER,
@@ -175,7 +187,10 @@ SEARCH_INPUT = _object(
         "explain": {
             "type": "boolean",
             "default": False,
-            "description": "Add to each result how its score came about (each signal's rank and score, each factor).",
+            "description": (
+                "Add to each result how its score came about (each signal's rank and score, each factor), and "
+                "how the query was read (what was searched, what was left out)."
+            ),
         },
         "include_superseded": _INCLUDE_SUPERSEDED,
         "max_tokens": _MAX_TOKENS,
@@ -400,6 +415,13 @@ SEMANTIC_SEARCH_INPUT = _object(
         },
         "top_k": {**TOP_K_SCHEMA, "description": f"How many results in all, 1-{MAX_TOP_K} (default 10)."},
         "tags": {**_TAGS, "description": "Only notes and memories carrying all of these tags."},
+        "exclude": {
+            **_EXCLUDE,
+            "description": (
+                "Things to leave out: words, identifiers, tags or names. Memories about them and notes tagged "
+                "with or titled after them are left out; negation in the query is read the same way."
+            ),
+        },
         "space": _SPACE_FILTER,
     },
     ("query",),

@@ -51,10 +51,18 @@ from memories.presenters import (
 from memories.reading.counting import memory_count
 from memories.reading.session import session_start
 from memories.search.about import ABOUT_MIN_SIMILARITY
+from memories.search.negation import read_query
 from memories.search.notes import semantic_search
 from memories.search.pipeline import search_hybrid
 from memories.sharing import memory_share
-from memories.validation import clean_filters, clean_limit, clean_max_tokens, clean_memory_id, written_by_or_default
+from memories.validation import (
+    clean_exclude,
+    clean_filters,
+    clean_limit,
+    clean_max_tokens,
+    clean_memory_id,
+    written_by_or_default,
+)
 
 
 @dataclass(frozen=True)
@@ -134,12 +142,14 @@ def _search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         min_score=arguments.get("min_score"),
         half_life_days=arguments.get("half_life_days"),
         diversity=arguments.get("diversity"),
+        exclude=arguments.get("exclude"),
     )
     return search_results_to_dict(
         hits,
         raw=arguments.get("raw", False),
         explain=arguments.get("explain", False),
         max_tokens=clean_max_tokens(arguments.get("max_tokens")),
+        reading=read_query(arguments["query"], clean_exclude(arguments.get("exclude"))),
     )
 
 
@@ -245,6 +255,7 @@ def _semantic_search(caller: Caller, arguments: dict[str, Any]) -> dict[str, Any
         kinds=arguments.get("kinds"),
         top_k=arguments.get("top_k"),
         tags=arguments.get("tags"),
+        exclude=arguments.get("exclude"),
     )
     return semantic_results_to_dict(hits)
 
@@ -349,7 +360,9 @@ _ALL_TOOLS = (
             "(error codes, SHAs, versions, names). Use it before answering anything that may depend on "
             "earlier decisions, preferences, projects or people. Best matches first, each with a score; "
             "filter by tags, client (written_by) or creation date. Time words in the query ('last Thursday', "
-            "'in May 2023', 'yesterday') favour memories written then."
+            "'in May 2023', 'yesterday') favour memories written then. To leave a topic out ('databases other "
+            "than Postgres'), pass it in exclude (or write the negation in the query): search by meaning alone "
+            "would return that topic first."
         ),
         input_schema=schemas.SEARCH_INPUT,
         output_schema=SEARCH_RESULTS_SCHEMA,

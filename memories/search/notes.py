@@ -18,10 +18,12 @@ from memories.encryption.blind_index import BLIND_TERMS_SQL, BlindQuery, blind_q
 from memories.encryption.derived import tag_variants
 from memories.indexing.vectors import serving_model_name
 from memories.models import Note, NoteChunk
-from memories.search.pipeline import SearchHit, query_embedding, search_hybrid
+from memories.search.exclusion import Excluded, judge_note
+from memories.search.negation import read_query
+from memories.search.pipeline import EXCLUSION_POOL, SearchHit, query_embedding, search_hybrid
 from memories.search.signals import BM25_B, BM25_K1
 from memories.selectors import MemoryFilters
-from memories.validation import clean_query, clean_tags, clean_top_k
+from memories.validation import clean_exclude, clean_tags, clean_top_k
 
 KINDS = ("notes", "memories")
 # Passages each signal contributes per requested note: a note may hold several of the best.
@@ -121,15 +123,18 @@ def note_search(
     query: object,
     top_k: object = None,
     tags: object = None,
+    exclude: object = None,
     signals: tuple[str, ...] = ("vector", "keyword"),
 ) -> list[NoteHit]:
     """The indexed notes of the spaces the caller reaches best matching `query`, best first, each with its best passage.
-    `signals` leaves one out (the benchmark measures each alone)."""
-    query, top_k, tags = clean_query(query), clean_top_k(top_k), clean_tags(tags)
+    Notes tagged with or titled after a thing `exclude` or the query's negations name are left
+    out (memories.search.exclusion). `signals` leaves one out (the benchmark measures each alone)."""
+    reading = read_query(query, clean_exclude(exclude))
+    query, top_k, tags = reading.searched, clean_top_k(top_k), clean_tags(tags)
     reach = reach_of(owner)
     params: dict[str, int | str | list[str] | list[int]] = {
         "spaces": reach.space_ids,
-        "limit": top_k * PASSAGES_PER_RESULT,
+        "limit": top_k * PASSAGES_PER_RESULT * (EXCLUSION_POOL if reading.excluded else 1),
     }
     for number, tag in enumerate(tags):
         params[f"tag_{number}"] = tag_variants(tag, reach.space_ids)
@@ -149,7 +154,7 @@ def note_search(
         if "keyword" in signals:
             terms = blind_query(query, reach.space_ids)
             rankings["keyword"] = _keyword_passages(cursor, terms, params, join, filters, use_vector=use_vector)
-    return _fused(reach, rankings, top_k)
+    return _fused(reach, rankings, top_k, [Excluded.of(thing) for thing in reading.excluded])
 
 
 def _keyword_passages(
@@ -184,9 +189,9 @@ class _Passage:
         return (self.similarity or 0.0) + KEYWORD_WEIGHT * self.words
 
 
-def _fused(reach: Reach, rankings: dict[str, list[tuple]], top_k: int) -> list[NoteHit]:
-    """The passages' scores (one signal alone: its own), each note as its best passage, the
-    scores over the best note's."""
+def _fused(reach: Reach, rankings: dict[str, list[tuple]], top_k: int, excluded: list[Excluded]) -> list[NoteHit]:
+    """The passages' scores (one signal alone: its own), each note as its best passage (the notes
+    about a left-out thing left out), the scores over the best note's."""
     passages: dict[int, _Passage] = {}
     for rank, (chunk_id, note_id, similarity) in enumerate(rankings.get("vector", []), start=1):
         passages[chunk_id] = _Passage(chunk_id, note_id, float(similarity))
@@ -204,7 +209,16 @@ def _fused(reach: Reach, rankings: dict[str, list[tuple]], top_k: int) -> list[N
     best: dict[int, _Passage] = {}
     for chunk_id in sorted(passages, key=lambda chunk_id: (-scores[chunk_id], chunk_id)):
         best.setdefault(passages[chunk_id].note_id, passages[chunk_id])
-    chosen = list(best.values())[:top_k]
+    chosen = list(best.values())
+    if excluded:
+        judged = Note.objects.filter(space_id__in=reach.space_ids).only("id", "space_id", "public_id", "title", "tags")
+        about = judged.in_bulk([passage.note_id for passage in chosen])
+        chosen = [
+            passage
+            for passage in chosen
+            if passage.note_id in about and not judge_note(about[passage.note_id], excluded).left_out
+        ]
+    chosen = chosen[:top_k]
     notes = Note.objects.filter(space_id__in=reach.space_ids).in_bulk([passage.note_id for passage in chosen])
     chunks = NoteChunk.objects.filter(id__in=[passage.chunk_id for passage in chosen])
     spans = chunks.defer("text", "embedding", "search_vector").in_bulk()
@@ -224,17 +238,23 @@ def _fused(reach: Reach, rankings: dict[str, list[tuple]], top_k: int) -> list[N
 
 
 def semantic_search(
-    *, owner: Actor, query: object, kinds: object = None, top_k: object = None, tags: object = None
+    *,
+    owner: Actor,
+    query: object,
+    kinds: object = None,
+    top_k: object = None,
+    tags: object = None,
+    exclude: object = None,
 ) -> list[NoteHit | SearchHit]:
     """Notes and/or memories best matching `query`, best first by score (each kind's best scores
-    1.0), at most `top_k` in all."""
+    1.0), at most `top_k` in all, those about what `exclude` or the query's negations name left out."""
     kinds, top_k = clean_kinds(kinds), clean_top_k(top_k)
     owner = reach_of(owner)
     results: list[NoteHit | SearchHit] = []
     if "notes" in kinds:
-        results += note_search(owner=owner, query=query, top_k=top_k, tags=tags)
+        results += note_search(owner=owner, query=query, top_k=top_k, tags=tags, exclude=exclude)
     if "memories" in kinds:
         filters = MemoryFilters(tags=tuple(clean_tags(tags)))
-        results += search_hybrid(owner=owner, query=query, top_k=top_k, filters=filters)
+        results += search_hybrid(owner=owner, query=query, top_k=top_k, filters=filters, exclude=exclude)
     results.sort(key=lambda hit: -hit.score)
     return results[:top_k]

@@ -5,6 +5,8 @@ the candidates' features and their sequence neighbours', memories.search.fusion)
 then multiplied by a recency factor, by a factor for memories outside a time window the query
 names ("last Thursday"), and by MMR's redundancy discount. Graph expansion adds to the fused scores
 of the memories sharing entities with the best candidates (memories.graph.linking), before those factors.
+What the search leaves out (`exclude`, or a negation read in the query: memories.search.negation)
+is judged on the candidates before MMR (memories.search.exclusion).
 """
 
 import logging
@@ -21,12 +23,14 @@ from accounts.reach import Actor, Reach, reach_of
 from memories.indexing import embedding
 from memories.indexing.vectors import serving_model_name
 from memories.models import Memory
+from memories.search.exclusion import Excluded, judge_memory
 from memories.search.fusion import Fused, expand, fuse
+from memories.search.negation import read_query
 from memories.search.reranking import diversify, recency_factor
 from memories.search.signals import Ranked, graph_ranking, keyword_ranking, memory_vectors, vector_ranking
 from memories.search.time_expressions import TimeWindow, parse_time_window
 from memories.selectors import MemoryFilters, memories_of
-from memories.validation import clean_fraction, clean_half_life_days, clean_query, clean_top_k
+from memories.validation import clean_exclude, clean_fraction, clean_half_life_days, clean_top_k
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +40,9 @@ CANDIDATES_PER_RESULT = 4
 DIVERSITY_POOL_PER_RESULT = 2
 # Graph expansion starts from this many of the best fused candidates.
 GRAPH_SEEDS = 5
+# A search that leaves things out gathers this many times the candidates: the left-out ones go
+# (twice measured best of 1-3 on bench/negation.py).
+EXCLUSION_POOL = 2
 
 
 @dataclass(frozen=True)
@@ -59,16 +66,20 @@ def search_hybrid(
     half_life_days: object = None,
     diversity: object = None,
     min_score: object = None,
+    exclude: object = None,
     now: datetime | None = None,
 ) -> list[SearchHit]:
     """The memories of the spaces the caller reaches best matching `query` by meaning and by exact words.
 
-    `half_life_days` (default GNOSEM_HALF_LIFE_DAYS, 0 = no decay) sets how fast older memories
+    `exclude` (words, identifiers, tags or names) and the negations read in the query ("not
+    Postgres") leave out the memories about those things (memories.search.exclusion); the rest of
+    the query is searched. `half_life_days` (default GNOSEM_HALF_LIFE_DAYS, 0 = no decay) sets how fast older memories
     lose their recency boost; `diversity` (MMR's λ, default GNOSEM_DIVERSITY, 0 = pure relevance)
     how strongly near-duplicates of better results are pushed down; `min_score` drops weaker
     results. `now` is the reference time for decay and time expressions (default: now).
     """
-    query = clean_query(query)
+    reading = read_query(query, clean_exclude(exclude))
+    query = reading.searched
     reach = reach_of(owner)
     filters = filters or MemoryFilters()
     top_k = clean_top_k(top_k)
@@ -81,10 +92,12 @@ def search_hybrid(
         "keyword": settings.GNOSEM_WEIGHT_KEYWORD,
         "graph": settings.GNOSEM_WEIGHT_GRAPH,
     }
-    per_signal = top_k * CANDIDATES_PER_RESULT
+    per_signal = top_k * CANDIDATES_PER_RESULT * (EXCLUSION_POOL if reading.excluded else 1)
 
-    # The query is embedded on the inference thread while this one runs the keyword query.
+    # The query (and each left-out thing) is embedded on the inference threads while this one runs
+    # the keyword query.
     embedder, pending_vector = _start_query_embedding(query) if weights["vector"] > 0 else (None, None)
+    pending_things = {thing: _start_query_embedding(thing) for thing in reading.excluded} if embedder else {}
     rankings = {}
     if weights["keyword"] > 0:
         rankings["keyword"] = keyword_ranking(space_ids=reach.space_ids, query=query, filters=filters, limit=per_signal)
@@ -106,6 +119,9 @@ def search_hybrid(
     ]
     candidates.sort(key=lambda candidate: -candidate.score)
     candidates = _one_per_group(candidates, groups)
+    if reading.excluded:
+        thing_vectors = {thing: _finish_query_embedding(*pending)[1] for thing, pending in pending_things.items()}
+        candidates = _without_excluded(reach, candidates, reading.excluded, model_name, query_vector, thing_vectors)
     if diversity > 0 and len(candidates) > 1:
         candidates = _diversified(reach, candidates[: top_k * DIVERSITY_POOL_PER_RESULT], model_name, diversity, top_k)
     chosen = [candidate for candidate in candidates[:top_k] if candidate.score >= min_score]
@@ -194,6 +210,46 @@ def _weighed(
         explanation["time_window"] = {"phrase": window.phrase, "factor": factor}
         score *= factor
     return _Candidate(entry.memory_id, score, explanation)
+
+
+def _without_excluded(
+    reach: Reach,
+    candidates: list[_Candidate],
+    things: tuple[str, ...],
+    model_name: str,
+    question: np.ndarray | None,
+    thing_vectors: dict[str, np.ndarray | None],
+) -> list[_Candidate]:
+    """The candidates not about the left-out things, best first, those kept in passing or pushed
+    down explained; `thing_vectors` are the things' embeddings (None where the model failed)."""
+    excluded = [Excluded.of(thing) for thing in things]
+    ids = [candidate.memory_id for candidate in candidates]
+    judged = memories_of(reach).select_related(None).prefetch_related(None)
+    memories = judged.only("id", "space_id", "public_id", "content", "content_optimized", "tags").in_bulk(ids)
+    vectors = (
+        memory_vectors(space_ids=reach.space_ids, memory_ids=ids, model=model_name) if question is not None else {}
+    )
+    embedded = {thing: vector for thing, vector in thing_vectors.items() if vector is not None}
+    verdicts = {
+        memory_id: judge_memory(
+            memory,
+            excluded,
+            memory_vector=vectors.get(memory_id),
+            thing_vectors=embedded,
+            question_vector=question,
+        )
+        for memory_id, memory in memories.items()
+    }
+    kept = []
+    for candidate in candidates:
+        verdict = verdicts.get(candidate.memory_id)
+        if verdict is None or verdict.left_out:
+            continue
+        if verdict.why:
+            candidate.explanation["exclusion"] = {**verdict.why, "factor": verdict.factor}
+        kept.append(_Candidate(candidate.memory_id, candidate.score * verdict.factor, candidate.explanation))
+    kept.sort(key=lambda candidate: -candidate.score)
+    return kept
 
 
 def _diversified(

@@ -25,9 +25,10 @@ from memories.hygiene import near_duplicates
 from memories.indexing import lifecycle as indexing_lifecycle
 from memories.limits.quotas import STORED_KINDS, quota_usage
 from memories.models import Memory
+from memories.search.negation import read_query
 from memories.search.pipeline import search_hybrid
 from memories.sharing import memory_share
-from memories.validation import clean_datetime, clean_filters
+from memories.validation import clean_datetime, clean_exclude, clean_filters
 from memories.views.shared import SEARCH_RESULTS, typed_tags
 from memories.views.space_switcher import space_switcher
 from memories.views.usage_chart import writes_chart
@@ -50,6 +51,7 @@ class DashboardQuery:
     """The dashboard's search box and filters, as typed into the form (shown back unchanged)."""
 
     q: str
+    without: str
     tag: str
     client: str
     date_from: str
@@ -60,6 +62,7 @@ class DashboardQuery:
         get = request.GET
         return cls(
             q=get.get("q", "").strip(),
+            without=get.get("without", "").strip(),
             tag=get.get("tag", "").strip(),
             client=get.get("client", "").strip(),
             date_from=get.get("from", "").strip(),
@@ -77,9 +80,13 @@ class DashboardQuery:
             }
         )
 
+    def exclude(self) -> list[str]:
+        """The things typed into "Leave out", comma-separated."""
+        return [thing.strip() for thing in self.without.split(",") if thing.strip()]
+
     @property
     def filtered(self) -> bool:
-        return bool(self.tag or self.client or self.date_from or self.date_to)
+        return bool(self.without or self.tag or self.client or self.date_from or self.date_to)
 
 
 def _day_after(text: str) -> str:
@@ -120,12 +127,17 @@ def dashboard(request: SignedInRequest) -> HttpResponse:
         "compression_enabled": llm.llm_configured(),
         "memories": [],
         "hits": None,
+        "reading": None,
         "next_cursor": None,
         "error": None,
     }
     try:
         if query.q:
-            context["hits"] = search_hybrid(owner=reach, query=query.q, top_k=SEARCH_RESULTS, filters=query.filters())
+            exclude = query.exclude()
+            context["hits"] = search_hybrid(
+                owner=reach, query=query.q, top_k=SEARCH_RESULTS, filters=query.filters(), exclude=exclude
+            )
+            context["reading"] = read_query(query.q, clean_exclude(exclude))
         else:
             # The list shows every memory, superseded ones marked, so that the owner can review them.
             page = selectors.memory_list(

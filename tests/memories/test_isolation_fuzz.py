@@ -187,7 +187,13 @@ def do_write(actor: Actor, content: str, via: str, version: str) -> uuid.UUID:
 
 
 def do_search(
-    actor: Actor, query: str, tag: str | None, after: datetime | None, via: str, version: str
+    actor: Actor,
+    query: str,
+    tag: str | None,
+    after: datetime | None,
+    via: str,
+    version: str,
+    exclude: list[str] | None = None,
 ) -> list[tuple[uuid.UUID, str]]:
     after_text = after.isoformat() if after else None
     if via == "service":
@@ -196,10 +202,18 @@ def do_search(
             query=query,
             top_k=10,
             filters=MemoryFilters(tags=(tag,) if tag else (), created_after=after),
+            exclude=exclude,
         )
         return [(hit.memory.public_id, hit.memory.content) for hit in hits]
     if via == "rest":
-        params = {"query": query, "top_k": 10, "raw": "true", "tags": tag, "created_after": after_text}
+        params = {
+            "query": query,
+            "top_k": 10,
+            "raw": "true",
+            "tags": tag,
+            "created_after": after_text,
+            "exclude": ",".join(exclude) if exclude else None,
+        }
         params = {key: value for key, value in params.items() if value is not None}
         response = actor.api.get("/api/v1/memories/search", params, headers=actor.auth)
         expect(response.status_code == 200, f"REST search answered {response.status_code}")
@@ -211,6 +225,7 @@ def do_search(
             "raw": True,
             "tags": [tag] if tag else None,
             "created_after": after_text,
+            "exclude": exclude,
         }
         result = actor.mcp(version).call("memory_search", {k: v for k, v in arguments.items() if v is not None})
         expect(not result["isError"], f"MCP search failed: {result}")
@@ -461,7 +476,9 @@ def step(
             st.sampled_from(["staging password", f"{other.word}-102", f"{actor.word}-101", *pool[:6]]), label="query"
         )
         after = data.draw(st.sampled_from([None, BASE + timedelta(seconds=5)]), label="created_after")
-        results = do_search(actor, query, tag, after, via, version)
+        # Leaving out the other's word, or one's own, never reaches the other's memories.
+        exclude = data.draw(st.sampled_from([None, [other.word], [actor.word], ["eu-west-1"]]), label="exclude")
+        results = do_search(actor, query, tag, after, via, version, exclude)
         check_results(actor, model, results, "search")
         expect(all(matching(mine[pid], tag, after) for pid, _ in results), "search ignored its filters")
 

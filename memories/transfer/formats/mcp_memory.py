@@ -24,7 +24,7 @@ from memories.models import MAX_TAG_CHARS
 from memories.transfer.formats.reading import ForeignFile, ForeignMemory, text_lines
 
 NAME = "mcp-memory"
-# Entity types and the tag namespace (memories.graph.words.TAG_NAMESPACES) each maps to; any other
+# Entity types and the tag namespace (memories.entities.words.TAG_NAMESPACES) each maps to; any other
 # type is a topic.
 TYPE_NAMESPACES = {
     "person": "person",

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memories.graph.extraction import MAX_ENTITIES, Mention, entity_key, extract_entities
+from memories.entities.extraction import MAX_ENTITIES, Mention, entity_key, extract_entities
 from memories.vocabulary import KINDS
 from tests.fuzzing import HOSTILE_STRINGS, fuzz_settings
 

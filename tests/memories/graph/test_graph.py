@@ -15,9 +15,9 @@ from django.utils import timezone
 from accounts.spaces import personal_space_of
 from gnosem.errors import NotFound, ValidationError
 from memories import services
+from memories.entities.extraction import entity_key
 from memories.graph import linking as graph
 from memories.graph.explore import MAX_ENTRY_MEMORIES, QUERY_RESULTS, graph_explore
-from memories.graph.extraction import entity_key
 from memories.models import Entity, EntityMention, Memory, NoteMention
 from memories.notes import services as notes
 from memories.search.pipeline import search_hybrid

@@ -1,6 +1,6 @@
 """The word lists entity extraction reads by: words capitalised without being names, known
 technologies, units, top-level domains, file extensions, aliases, the compressed-form keys and tag
-namespaces that name a kind. Data only; the rules are in memories.graph.extraction."""
+namespaces that name a kind. Data only; the rules are in memories.entities.extraction."""
 
 from memories.vocabulary import FACT_KEYS
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from memories.graph.words import (
+from memories.entities.words import (
     ABBREVIATIONS,
     ALIASES,
     COMMON_INITIAL,
