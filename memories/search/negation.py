@@ -47,14 +47,17 @@ _NOT_A_THING = frozenset(
     correct right wrong valid invalid empty null reachable accessible to be
     """.split()
 )
-# Words read with "not" as one cue: "not about X", "not related to X".
+# "but not X", and "not" before a preposition: "not in Lisbon" (before a name only).
 _NOT_CUES = (
-    r"not\s+(?:related\s+to|about|involving|including|mentioning|using|counting|concerning)",
     r"but\s+not",
+    r"not\s+(?:to|in|at|from|on|for|by)",
     r"not",
 )
-# Cues that introduce the negated thing, longest first.
+# Cues read only before a name ("without Docker", "not in Lisbon"), not an ordinary word.
+_NAMES_ONLY_CUES = frozenset({"without", *(f"not {word}" for word in ("to", "in", "at", "from", "on", "for", "by"))})
+# Cues that introduce the negated thing, longest first ("not about X", "without counting X" first).
 _CUES = (
+    r"(?:not|without)\s+(?:related\s+to|about|involving|including|mentioning|using|counting|concerning)",
     r"any(?:thing|where|one|body)\s+(?:but|except|other\s+than)",
     r"other\s+than",
     r"apart\s+from",
@@ -121,8 +124,8 @@ def _take_negations(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
         if cue == "not" and _negates_a_verb(text, match.start(), match.end()):
             continue
         things, end = _things_after(text, match.end())
-        if cue == "without" and not all(_is_a_name(thing.split()[0]) for thing in things):
-            continue  # "without review", "without asking": a condition, not a thing to leave out
+        if cue in _NAMES_ONLY_CUES and not all(_is_a_name(thing.split()[0]) for thing in things):
+            continue  # "without review", "not in a hurry": a condition, not a thing to leave out
         if things:
             spans.append((match.start(), end, things))
     for pattern in (_NON, _MINUS):
@@ -191,15 +194,34 @@ def _things_after(text: str, start: int) -> tuple[list[str], int]:
         if not current and lowered in _LEADING:
             position = match.end()
             continue
-        if len(current) >= 4 or (current and _is_a_name(current[-1]) and word[:1].islower()):
-            break  # "besides Marco handles reviews": a name ends where a lower-case word follows
+        if current and _is_a_name(current[-1]) and word[:1].islower():
+            # A name ends where a lower-case word follows: "besides Marco handles reviews". Its head
+            # noun goes with it when the phrase ends right after ("other than Italian food", "the
+            # E503 ones"), but names no thing of its own.
+            end = _head_noun_end(text, match) or end
+            break
+        if len(current) >= 4:
+            break
+        word = word.rstrip(":")
         current.append(word.rstrip(".") if word.endswith(".") and not _is_identifier(word[:-1]) else word)
         position = match.end()
         end = position
+        if match.group("word").endswith(":"):
+            break  # "anything but Python: what else ..."
     if current:
         things.append(" ".join(current))
     things = [thing for thing in things if len(thing) <= MAX_ENTITY_NAME_CHARS]
     return things, end
+
+
+def _head_noun_end(text: str, match: re.Match) -> int | None:
+    """Where the lower-case word `match` found ends, if the phrase ends right after it (at a
+    punctuation mark, a phrase-ending word or the end of the text); None otherwise."""
+    following = _NEXT_WORD.match(text, match.end())
+    if following is None:
+        return match.end()
+    word = following.group("word")
+    return match.end() if word in ",;.?!()[]" or word.lower() in _PHRASE_ENDS else None
 
 
 def _is_a_name(word: str) -> bool:
