@@ -171,8 +171,12 @@ def test_sign_up_connect_an_assistant_find_its_memory_and_export(live_server, br
     assert [(m["content"], m["tags"]) for m in exported["memories"]] == [(HOSTILE, []), (MEMORY, ["ops", "deploy"])]
     assert exported["memories"][1]["id"] == written["id"]
     page.set_input_files("#file", str(path))
-    page.get_by_role("button", name="Import").click()
-    assert "export.json: 0 memories imported, 2 duplicates skipped." in page.inner_text(".messages")
+    page.get_by_role("button", name="Upload and preview").click()
+    preview = " ".join(page.inner_text("main").split())
+    assert "2 records read: 0 memories to create, 2 duplicates to skip." in preview
+    page.get_by_role("button", name="Start the import").click()
+    page.wait_for_selector("text=Imported:")
+    assert "Imported: 0 memories, 2 duplicates skipped." in " ".join(page.inner_text("main").split())
     shot("11-imported")
 
     page.get_by_role("link", name="Memories").click()
