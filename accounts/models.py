@@ -2,13 +2,18 @@
 stored as a lookup prefix plus an HMAC digest, never in clear), the OAuth clients that may ask for
 a connection, sign-up invitations and the activity log."""
 
+import uuid
+from typing import cast
+
 from django.conf import settings
 from django.contrib.postgres.functions import RandomUUID
-from django.db import models
+from django.db import connections, models
 from django.db.models import F, Q
 from django.db.models.fields.json import KT
 from oauth2_provider.generators import generate_client_id
 from oauth2_provider.models import AbstractApplication
+
+from gnosem.types import Owner
 
 
 class SpaceKind(models.TextChoices):
@@ -132,6 +137,30 @@ class OAuthClient(AbstractApplication):
         verbose_name = "OAuth client"
 
 
+class ApiTokenManager(models.Manager["ApiToken"]):
+    def active_with_owner(self, column: str, value: str | uuid.UUID) -> "ApiToken | None":
+        """The unrevoked token whose unique `column` holds `value`, its active owner loaded, or None.
+        Authentication runs on every MCP and REST request, so this is one statement written out once
+        rather than compiled by the ORM each time."""
+        token_names = [field.attname for field in self.model._meta.concrete_fields]
+        user_model = self.model._meta.get_field("owner").related_model
+        user_names = [field.attname for field in user_model._meta.concrete_fields]
+        assert column in token_names, column
+        sql = (
+            f"SELECT {', '.join(f't.{name}' for name in token_names)}, {', '.join(f'u.{name}' for name in user_names)}"
+            f" FROM {self.model._meta.db_table} t JOIN {user_model._meta.db_table} u ON u.id = t.owner_id"
+            f" WHERE t.{column} = %s AND t.revoked_at IS NULL AND u.is_active"
+        )
+        with connections[self.db].cursor() as cursor:
+            cursor.execute(sql, [value])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        token = self.model.from_db(self.db, token_names, row[: len(token_names)])
+        token.owner = cast(Owner, user_model.from_db(self.db, user_names, row[len(token_names) :]))
+        return token
+
+
 class ApiToken(models.Model):
     """A `gno_` token, or a connection: what an OAuth client was granted (`oauth_client` set, no
     secret of its own). A connection's access tokens authenticate as it, so rate limits, last use,
@@ -162,6 +191,8 @@ class ApiToken(models.Model):
     spaces = models.ManyToManyField(Space, blank=True, related_name="+")
     # Where it writes when a call names no space: empty, its owner's personal space.
     default_space = models.ForeignKey(Space, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    objects = ApiTokenManager()
 
     class Meta:
         constraints = [

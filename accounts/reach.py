@@ -13,9 +13,10 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import TypeAlias
 
+from django.db import connection
 from django.db.models import Case, When
 
-from accounts.models import MAX_SPACE_NAME_CHARS, ApiToken, Membership, Role, SpaceKind
+from accounts.models import MAX_SPACE_NAME_CHARS, ApiToken, Membership, Role, Space, SpaceKind
 from gnosem.errors import NotFound, PermissionDenied, ValidationError
 from gnosem.types import Owner
 
@@ -143,21 +144,8 @@ def reach_of(actor: Actor) -> Reach:
     their personal space as the default write space."""
     if isinstance(actor, Reach):
         return actor
-    memberships = Membership.objects.filter(user=actor).select_related("space").order_by("space__kind", "space__name")
-    spaces = tuple(
-        ReachedSpace(
-            id=membership.space_id,
-            public_id=membership.space.public_id,
-            name=membership.space.name,
-            kind=membership.space.kind,
-            role=membership.role,
-        )
-        for membership in memberships
-    )
-    personal = [space.id for space in spaces if space.is_personal]
-    if not personal:
-        raise NotFound("This account has no personal space.")
-    return Reach(user=actor, spaces=spaces, default_space_id=personal[0])
+    spaces = tuple(space for space, _ in _memberships(actor))
+    return Reach(user=actor, spaces=spaces, default_space_id=_personal_space_id(spaces))
 
 
 def token_reach(token: ApiToken) -> Reach:
@@ -165,16 +153,44 @@ def token_reach(token: ApiToken) -> Reach:
     they are now, limited to those the token is bound to (unless it reaches all), writing to the
     token's default space (where it is still reached; else the personal space, if reached; else
     none) and only with a write token."""
-    reach = reach_of(token.owner)
-    spaces = reach.spaces
-    if not token.all_spaces:
-        bound = set(token.spaces.values_list("id", flat=True))
-        spaces = tuple(space for space in reach.spaces if space.id in bound)
+    memberships = _memberships(token.owner, bound_to=None if token.all_spaces else token)
+    every = tuple(space for space, _ in memberships)
+    spaces = tuple(space for space, bound in memberships if token.all_spaces or bound)
     reached = {space.id for space in spaces}
     default = next(
-        (space_id for space_id in (token.default_space_id, reach.default_space_id) if space_id in reached), None
+        (space_id for space_id in (token.default_space_id, _personal_space_id(every)) if space_id in reached), None
     )
-    return Reach(user=reach.user, spaces=spaces, default_space_id=default, may_write=token.can_write)
+    return Reach(user=token.owner, spaces=spaces, default_space_id=default, may_write=token.can_write)
+
+
+# Read on every request: one statement written out, not compiled by the ORM each time.
+_MEMBERSHIPS_SQL = f"""
+    SELECT s.id, s.public_id, s.name, s.kind, m.role, EXISTS (
+        SELECT 1 FROM {ApiToken.spaces.through._meta.db_table} b WHERE b.apitoken_id = %(token)s AND b.space_id = s.id
+    )
+    FROM {Membership._meta.db_table} m JOIN {Space._meta.db_table} s ON s.id = m.space_id
+    WHERE m.user_id = %(user)s
+    ORDER BY s.kind, s.name, s.id
+"""
+
+
+def _memberships(user: Owner, bound_to: ApiToken | None = None) -> list[tuple[ReachedSpace, bool]]:
+    """The spaces the user is a member of now, the personal one first, each with whether the token
+    `bound_to` lists it."""
+    with connection.cursor() as cursor:
+        cursor.execute(_MEMBERSHIPS_SQL, {"user": user.pk, "token": bound_to.pk if bound_to else None})
+        rows = cursor.fetchall()
+    return [
+        (ReachedSpace(id=space_id, public_id=public_id, name=name, kind=kind, role=role), bound)
+        for space_id, public_id, name, kind, role, bound in rows
+    ]
+
+
+def _personal_space_id(spaces: tuple[ReachedSpace, ...]) -> int:
+    personal = [space.id for space in spaces if space.is_personal]
+    if not personal:
+        raise NotFound("This account has no personal space.")
+    return personal[0]
 
 
 def user_of(actor: Actor) -> Owner:

@@ -159,11 +159,7 @@ def token_list(*, owner: Owner) -> QuerySet[ApiToken]:
 def _bearer_token(secret: str) -> ApiToken | None:
     if not TOKEN_SHAPE.fullmatch(secret) or len(secret) < LOOKUP_PREFIX_CHARS + 8:
         return None
-    token = (
-        ApiToken.objects.select_related("owner")
-        .filter(prefix=secret[:LOOKUP_PREFIX_CHARS], revoked_at__isnull=True, owner__is_active=True)
-        .first()
-    )
+    token = ApiToken.objects.active_with_owner("prefix", secret[:LOOKUP_PREFIX_CHARS])
     if token is None or not hmac.compare_digest(token.digest, _digest(secret)):
         return None
     return token

@@ -101,6 +101,7 @@ from bench.server import (  # noqa: E402
 from bench.spine import percentile  # noqa: E402
 from gnosem.types import Owner  # noqa: E402
 from memories.encryption.derived import derive_stored_forms  # noqa: E402
+from memories.graph.explore import graph_explore  # noqa: E402
 from memories.indexing.embedding import get_embedder  # noqa: E402
 from memories.indexing.vector_indexes import vector_indexes_maintain  # noqa: E402
 from memories.indexing.vectors import serving_model_name  # noqa: E402
@@ -168,6 +169,7 @@ class PhaseResult:
     session_start: ToolCalls
     count: ToolCalls
     explore: ToolCalls | None = None
+    explore_entity: ToolCalls | None = None
     writes: ToolCalls | None = None
     index_seconds: float | None = None
     store_seconds: float | None = None
@@ -529,31 +531,42 @@ def spaces_phase(args: argparse.Namespace, source: SourceStore, url: str, querie
 # Searches, in every phase.
 
 
-# The read tools timed over MCP in every phase, each with the arguments it gets for a query.
-READ_TOOLS: dict[str, Callable[[str], dict]] = {
-    "memory_search": lambda query: {"query": query, "top_k": TOP_K},
-    "session_start": lambda query: {"query": query},
-    "memory_count": lambda query: {"query": query},
+# The read tools timed over MCP in every phase, by label: the tool and the arguments it gets for a query.
+READ_TOOLS: dict[str, tuple[str, Callable[[str], dict]]] = {
+    "memory_search": ("memory_search", lambda query: {"query": query, "top_k": TOP_K}),
+    "session_start": ("session_start", lambda query: {"query": query}),
+    "memory_count": ("memory_count", lambda query: {"query": query}),
 }
 
 
-# Timed only where owner A's personal space is searched: the derived stores copy memories and
-# vectors, not the entities the worker links while indexing.
-GRAPH_TOOLS: dict[str, Callable[[str], dict]] = {"explore_graph": lambda query: {"query": query}}
+def graph_tools(reach: Reach, queries: list[str]) -> dict[str, tuple[str, Callable[[str], dict]]]:
+    """explore_graph from each query, and from the entity that exploration starts at (the query's
+    first entry point, found in this process beforehand). Timed only where owner A's personal space
+    is searched: the derived stores copy memories and vectors, not the entities the worker links
+    while indexing."""
+    entry = {query: graph_explore(owner=reach, query=query).entry for query in queries}
+    names = [entities[0].name for entities in entry.values() if entities]
+    return {
+        "explore_graph": ("explore_graph", lambda query: {"query": query}),
+        "explore_graph (entity)": (
+            "explore_graph",
+            lambda query: {"entity": entry[query][0].name if entry[query] else names[0]},
+        ),
+    }
 
 
 async def mcp_tool_calls(
-    url: str, token: str, queries: list[str], tools: dict[str, Callable[[str], dict]]
+    url: str, token: str, queries: list[str], tools: dict[str, tuple[str, Callable[[str], dict]]]
 ) -> dict[str, ToolCalls]:
     """Each of `tools` called once per query (after a few warm-up calls), one tool after the other."""
     calls = {}
     async with sdk_client(url, token) as client:
-        for tool, arguments in tools.items():
+        for label, (tool, arguments) in tools.items():
             for query in queries[:WARM_UP_QUERIES]:
                 await client.call_tool(tool, arguments(query))
-            calls[tool] = ToolCalls()
+            calls[label] = ToolCalls()
             for query in queries:
-                await calls[tool].call(client, tool, arguments(query))
+                await calls[label].call(client, tool, arguments(query))
     return calls
 
 
@@ -593,7 +606,9 @@ def measure_searches(
     """Search the spaces `reach` reaches, as `token` (which reaches the same) over MCP and REST and
     as `reach` in this process; `graph`: time `explore_graph` too."""
     print(f"{phase}: searching ...", flush=True)
-    tools = asyncio.run(mcp_tool_calls(url, token, queries, READ_TOOLS | (GRAPH_TOOLS if graph else {})))
+    tools = asyncio.run(
+        mcp_tool_calls(url, token, queries, READ_TOOLS | (graph_tools(reach, queries) if graph else {}))
+    )
     rest = rest_searches(urllib.parse.urlsplit(url).port, token, queries)
     model = serving_model_name()
     embedder = get_embedder(model)
@@ -628,6 +643,7 @@ def measure_searches(
         session_start=tools["session_start"],
         count=tools["memory_count"],
         explore=tools.get("explore_graph"),
+        explore_entity=tools.get("explore_graph (entity)"),
         rest=rest,
         in_process=in_process,
         recall=float(np.mean(overlaps)),
@@ -701,11 +717,32 @@ def report(results: list[PhaseResult], queries: int) -> None:
         )
     print(
         f"\n{'over MCP p50 / p95':26} {'session_start':>15} {'memory_count':>15} {'explore_graph':>15}"
-        "  (with the query)"
+        f" {'from an entity':>15}  (session_start, memory_count and explore_graph with the query)"
     )
     for r in results:
         explore = p50_p95(r.explore.latencies) if r.explore else "-"
-        print(f"{r.phase:26} {p50_p95(r.session_start.latencies):>15} {p50_p95(r.count.latencies):>15} {explore:>15}")
+        entity = p50_p95(r.explore_entity.latencies) if r.explore_entity else "-"
+        print(
+            f"{r.phase:26} {p50_p95(r.session_start.latencies):>15} {p50_p95(r.count.latencies):>15}"
+            f" {explore:>15} {entity:>15}"
+        )
+    print("\nrequest overhead, p50s of this run (targets: MCP <= in-process + 6 ms, REST <= + 3 ms,")
+    print("session_start <= 1.3x MCP search, explore_graph from a query and from an entity <= 1.5x MCP search)")
+    for r in results:
+        search, in_process = percentile(r.mcp.latencies, 50), percentile(r.in_process, 50)
+        ratios = ", ".join(
+            f"{name} {percentile(calls.latencies, 50) / search:.2f}x"
+            for name, calls in (
+                ("session_start", r.session_start),
+                ("explore_graph", r.explore),
+                ("from an entity", r.explore_entity),
+            )
+            if calls is not None
+        )
+        print(
+            f"{r.phase:26} MCP +{search - in_process:.1f} ms, REST +{percentile(r.rest, 50) - in_process:.1f} ms;"
+            f" against MCP search: {ratios}"
+        )
     for r in results:
         cpu = f"memory_search {r.mcp.client_cpu_ms:.1f} ms" + (
             f", memory_write {r.writes.client_cpu_ms:.1f} ms" if r.writes else ""

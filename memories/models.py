@@ -236,6 +236,8 @@ class Memory(SealedModel):
             models.Index(fields=["space", "content_digest"], name="memory_space_content_digest"),
             # session_start reads the pinned memories of each space.
             models.Index(fields=["space"], condition=Q(pinned=True), name="memory_space_pinned"),
+            # Counting a space's current memories reads this index alone (session_start, memory_count).
+            models.Index(fields=["space"], condition=Q(superseded_by__isnull=True), name="memory_space_current"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["space", "public_id"], name="memory_public_id_unique_per_space"),

@@ -225,11 +225,7 @@ def connection_authenticate(secret: str, *, resource: str) -> ApiToken | None:
     refresh_token = getattr(access_token, "refresh_token", None)
     if refresh_token is None or refresh_token.token_family is None:
         return None
-    connection = (
-        ApiToken.objects.select_related("owner")
-        .filter(oauth_token_family=refresh_token.token_family, revoked_at__isnull=True, owner__is_active=True)
-        .first()
-    )
+    connection = ApiToken.objects.active_with_owner("oauth_token_family", refresh_token.token_family)
     if connection is not None and token_scope(access_token.scope) == TokenScope.READ:
         connection.scope = TokenScope.READ
     return connection

@@ -5,13 +5,11 @@ dashboard; for MCP, REST and the dashboard alike. Entities are named to callers 
 `public_id`; the row ids stay inside the queries."""
 
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from accounts.reach import Actor, Reach, reach_of
@@ -252,20 +250,56 @@ _NEIGHBOURS_SQL = f"""
 })
     SELECT target, sum(weight) AS weight FROM pairs GROUP BY target ORDER BY weight DESC, target LIMIT %(room)s
 """
-_EDGES_SQL = f"""
-    WITH pairs AS ({
-    _PAIRS_SQL.format(
-        pair="b.entity_id > a.entity_id", chosen="a.entity_id = ANY(%(nodes)s) AND b.entity_id = ANY(%(nodes)s)"
-    )
-})
-    SELECT source, target, sum(weight) AS weight, count(memory_id), count(note_id),
-           array_agg(DISTINCT source_how) || array_agg(DISTINCT target_how) AS how,
-           (array_agg(memory_id ORDER BY at DESC, memory_id DESC) FILTER (WHERE memory_id IS NOT NULL))[1:%(per_edge)s],
-           (array_agg(note_id ORDER BY at DESC, note_id DESC) FILTER (WHERE note_id IS NOT NULL))[1:%(per_edge)s]
-    FROM pairs
-    GROUP BY source, target
-    ORDER BY weight DESC, source, target
-    LIMIT %(edges)s
+# The edges among the chosen entities (`nodes`) and each one's counts, from one read of their
+# mentions by current memories and by notes: rows ('edge', source, target, weight, memories, notes,
+# how, memory ids, note ids, NULL, NULL) and ('node', entity, NULL, NULL, memories, notes, NULL,
+# NULL, NULL, first seen, last seen).
+_GRAPH_SQL = """
+    WITH memory_mentions AS MATERIALIZED (
+        SELECT a.entity_id, a.memory_id, a.weight, a.source, m.created_at
+        FROM memories_entity_mention a
+        JOIN memories_memory m ON m.id = a.memory_id AND m.space_id = ANY(%(spaces)s) AND m.superseded_by_id IS NULL
+        WHERE a.entity_id = ANY(%(nodes)s)
+    ),
+    note_mentions AS MATERIALIZED (
+        SELECT a.entity_id, a.note_id, a.weight, a.source, t.updated_at
+        FROM memories_note_mention a
+        JOIN memories_note t ON t.id = a.note_id AND t.space_id = ANY(%(spaces)s)
+        WHERE a.entity_id = ANY(%(nodes)s)
+    ),
+    pairs AS (
+        SELECT a.entity_id AS source, b.entity_id AS target, least(a.weight, b.weight) AS weight,
+               a.source AS source_how, b.source AS target_how, a.memory_id, NULL::bigint AS note_id,
+               a.created_at AS at
+        FROM memory_mentions a JOIN memory_mentions b ON b.memory_id = a.memory_id AND b.entity_id > a.entity_id
+        UNION ALL
+        SELECT a.entity_id, b.entity_id, least(a.weight, b.weight), a.source, b.source, NULL, a.note_id, a.updated_at
+        FROM note_mentions a JOIN note_mentions b ON b.note_id = a.note_id AND b.entity_id > a.entity_id
+    ),
+    edges AS (
+        SELECT source, target, sum(weight) AS weight, count(memory_id) AS memories, count(note_id) AS notes,
+               array_agg(DISTINCT source_how) || array_agg(DISTINCT target_how) AS how,
+               (array_agg(memory_id ORDER BY at DESC, memory_id DESC)
+                    FILTER (WHERE memory_id IS NOT NULL))[1:%(per_edge)s] AS memory_ids,
+               (array_agg(note_id ORDER BY at DESC, note_id DESC)
+                    FILTER (WHERE note_id IS NOT NULL))[1:%(per_edge)s] AS note_ids
+        FROM pairs
+        GROUP BY source, target
+        ORDER BY weight DESC, source, target
+        LIMIT %(edges)s
+    ),
+    memory_counts AS (
+        SELECT entity_id, count(*) AS memories, min(created_at) AS first, max(created_at) AS last
+        FROM memory_mentions GROUP BY entity_id
+    ),
+    note_counts AS (SELECT entity_id, count(*) AS notes FROM note_mentions GROUP BY entity_id)
+    SELECT 'edge', source, target, weight, memories, notes, how, memory_ids, note_ids,
+           NULL::timestamptz, NULL::timestamptz
+    FROM edges
+    UNION ALL
+    SELECT 'node', entity_id, NULL, NULL, coalesce(m.memories, 0), coalesce(n.notes, 0), NULL, NULL, NULL,
+           m.first, m.last
+    FROM memory_counts m FULL JOIN note_counts n USING (entity_id)
 """
 
 
@@ -329,7 +363,7 @@ def graph_explore_from(
     if entry_memories is None:
         entry_memories = entity_memories(owner=owner, entities=starts, limit=MAX_ENTRY_MEMORIES) if starts else []
     own = entry_memories[:MAX_ENTRY_MEMORIES]
-    edges, edge_memory_ids, edge_notes = _edges(owner, entities)
+    edges, edge_memory_ids, edge_notes, counts = _edges_and_counts(owner, entities)
     known = {memory.pk for memory in own}
     more = [memory_id for memory_id in edge_memory_ids if memory_id not in known][: MAX_MEMORIES - len(own)]
     read = memories_of(owner).in_bulk(more)
@@ -339,7 +373,7 @@ def graph_explore_from(
     notes = entity_notes(owner=owner, entities=starts, limit=MAX_ENTRY_NOTES) if starts else []
     return GraphView(
         entry=starts,
-        nodes=_nodes(owner, entities, depths),
+        nodes=_nodes(entities, depths, counts),
         edges=edges,
         memories=memories,
         notes=list({note.pk: note for note in notes + edge_notes}.values()),
@@ -369,9 +403,19 @@ def _strongest_neighbours(owner: Reach, frontier: list[int], seen: list[int], ro
         return [row[0] for row in cursor.fetchall()]
 
 
-def _edges(owner: Reach, entities: dict[int, Entity]) -> tuple[list[Edge], list[int], list[Note]]:
-    """The strongest MAX_EDGES edges among `entities`, and the memories (by row id) and notes behind
-    them, each once, in the order the edges name them."""
+@dataclass(frozen=True)
+class _Counts:
+    memories: int
+    notes: int
+    first_seen: datetime | None
+    last_seen: datetime | None
+
+
+def _edges_and_counts(
+    owner: Reach, entities: dict[int, Entity]
+) -> tuple[list[Edge], list[int], list[Note], dict[int, _Counts]]:
+    """The strongest MAX_EDGES edges among `entities`, the memories (by row id) and notes behind
+    them, each once, in the order the edges name them, and each entity's counts."""
     parameters: dict[str, int | list[int]] = {
         "spaces": owner.space_ids,
         "nodes": list(entities),
@@ -379,10 +423,13 @@ def _edges(owner: Reach, entities: dict[int, Entity]) -> tuple[list[Edge], list[
         "edges": MAX_EDGES,
     }
     with connection.cursor() as cursor:
-        cursor.execute(_EDGES_SQL, parameters)
+        cursor.execute(_GRAPH_SQL, parameters)
         rows = cursor.fetchall()
-    memory_order = list(dict.fromkeys(memory_id for *_, memory_ids, _ in rows for memory_id in memory_ids or []))
-    note_order = list(dict.fromkeys(note_id for *_, note_ids in rows for note_id in note_ids or []))
+    edge_rows = [row[1:9] for row in rows if row[0] == "edge"]
+    counts = {row[1]: _Counts(*row[4:6], *row[9:11]) for row in rows if row[0] == "node"}
+    edge_rows.sort(key=lambda row: (-row[2], row[0], row[1]))
+    memory_order = list(dict.fromkeys(memory_id for *_, memory_ids, _ in edge_rows for memory_id in memory_ids or []))
+    note_order = list(dict.fromkeys(note_id for *_, note_ids in edge_rows for note_id in note_ids or []))
     memory_ids = dict(memories_of(owner).filter(pk__in=memory_order).values_list("pk", "public_id"))
     notes = Note.objects.filter(space_id__in=owner.space_ids).defer("content").in_bulk(note_order)
     edges = [
@@ -396,9 +443,9 @@ def _edges(owner: Reach, entities: dict[int, Entity]) -> tuple[list[Edge], list[
             [memory_ids[memory_id] for memory_id in edge_memories or [] if memory_id in memory_ids],
             [notes[note_id].public_id for note_id in edge_notes or [] if note_id in notes],
         )
-        for source, target, weight, memory_count, note_count, how, edge_memories, edge_notes in rows
+        for source, target, weight, memory_count, note_count, how, edge_memories, edge_notes in edge_rows
     ]
-    return edges, memory_order, [notes[note_id] for note_id in note_order if note_id in notes]
+    return edges, memory_order, [notes[note_id] for note_id in note_order if note_id in notes], counts
 
 
 def _how_named(sources: list[str]) -> list[str]:
@@ -406,31 +453,18 @@ def _how_named(sources: list[str]) -> list[str]:
     return sorted({source.partition(":")[2] or source for source in sources})
 
 
-def _nodes(owner: Reach, entities: dict[int, Entity], depths: dict[int, int]) -> list[EntityNode]:
+def _nodes(entities: dict[int, Entity], depths: dict[int, int], counts: dict[int, _Counts]) -> list[EntityNode]:
     """The entities in exploration order, with their current memories' count and first/last dates,
     and their notes' count."""
-    stats: dict[int, Mapping[str, Any]] = {
-        row["entity_id"]: row
-        for row in EntityMention.objects.filter(
-            entity_id__in=entities, memory__space_id__in=owner.space_ids, memory__superseded_by__isnull=True
-        )
-        .values("entity_id")
-        .annotate(count=Count("memory_id"), first=Min("memory__created_at"), last=Max("memory__created_at"))
-    }
-    notes = dict(
-        NoteMention.objects.filter(entity_id__in=entities, note__space_id__in=owner.space_ids)
-        .values("entity_id")
-        .annotate(count=Count("note_id"))
-        .values_list("entity_id", "count")
-    )
+    none = _Counts(0, 0, None, None)
     return [
         EntityNode(
             entities[entity_id],
             depth,
-            stats.get(entity_id, {}).get("count", 0),
-            notes.get(entity_id, 0),
-            stats.get(entity_id, {}).get("first"),
-            stats.get(entity_id, {}).get("last"),
+            counts.get(entity_id, none).memories,
+            counts.get(entity_id, none).notes,
+            counts.get(entity_id, none).first_seen,
+            counts.get(entity_id, none).last_seen,
         )
         for entity_id, depth in depths.items()
         if entity_id in entities

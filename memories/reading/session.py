@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F, Max, Q, Window
-from django.db.models.functions import RowNumber
+from django.db import connection
 
 from accounts.models import SpaceKind
-from accounts.reach import Actor, reach_of
+from accounts.reach import Actor, Reach, reach_of
 from memories.encryption.derived import client_variants
 from memories.models import Memory
 from memories.search.pipeline import search_hybrid
@@ -71,42 +70,27 @@ def session_start(*, owner: Actor, client: str, query: object = None, max_tokens
     query = None if query is None else clean_query(query)
     client = clean_written_by(client)
     owner = reach_of(owner)
-    current = memories_of(owner).filter(superseded_by__isnull=True)
-    context = SessionContext(total=current.count())
-    variants = client_variants(client, owner.space_ids) if client else []
-    written_by_client = Q(written_by_digest__in=variants) | Q(also_written_by_digests__overlap=variants)
-    context.since = current.filter(written_by_client).aggregate(last=Max("created_at"))["last"]
-
-    pinned = current.filter(pinned=True).order_by("-updated_at", "-id")
-    newer = current.filter(pinned=False)
-    if context.since is not None:
-        newer = newer.filter(created_at__gt=context.since)
-    newer = newer.order_by("-created_at", "-id")
-    # A teammate is anyone but the user, a former member (author gone) included.
-    by_user = newer.filter(author=owner.user)
-    by_teammates = newer.exclude(author=owner.user)
-    recent = list(by_user[:RECENT_LIMIT])
-    teammates = list(by_teammates[:RECENT_LIMIT])
-    listed = {memory.pk for memory in recent + teammates}
+    overview = _overview(owner, client_variants(client, owner.space_ids) if client else [])
+    context = SessionContext(total=overview.total, since=overview.since)
+    listed = _listed(owner, context.since)
+    recent, teammates = listed["recent"], listed["teammates"]
     several = len(owner.spaces) > 1
-    # Each space's newest PINNED_LIMIT pinned memories, in one query.
     pinned_by_space: dict[int, list[Memory]] = defaultdict(list)
-    place = Window(RowNumber(), partition_by=F("space_id"), order_by=[F("updated_at").desc(), F("id").desc()])
-    for pinned_memory in pinned.annotate(place=place).filter(place__lte=PINNED_LIMIT):
+    for pinned_memory in listed["pinned"]:
         pinned_by_space[pinned_memory.space_id].append(pinned_memory)
-        listed.add(pinned_memory.pk)
     sections: list[tuple[str, str, list[Memory], bool]] = [
         ("pinned", f"Pinned in {space.name}:" if several else "Pinned (standing context):", memories, False)
         for space in owner.spaces
         if (memories := pinned_by_space[space.id])
     ]
+    listed_ids = {memory.pk for memories in listed.values() for memory in memories}
     relevant = []
     if query is not None:
         hits = search_hybrid(owner=owner, query=query, top_k=RELEVANT_LIMIT)
-        relevant = [hit.memory for hit in hits if hit.memory.pk not in listed]
+        relevant = [hit.memory for hit in hits if hit.memory.pk not in listed_ids]
 
     noun = "memory" if context.total == 1 else "memories"
-    lines = [f"Gnosem memory: {context.total:,} {noun}, {pinned.count():,} pinned."]
+    lines = [f"Gnosem memory: {context.total:,} {noun}, {overview.pinned:,} pinned."]
     spent = len(lines[0]) + 1
     since_text = f"{context.since:%Y-%m-%d %H:%M} UTC" if context.since else None
     sections += [
@@ -141,12 +125,85 @@ def session_start(*, owner: Actor, client: str, query: object = None, max_tokens
             context.memories.append(memory)
         context.sections[name] += shown
         context.left_out += len(memories) - shown
-    for listed_here, query_set in ((recent, by_user), (teammates, by_teammates)):
-        context.left_out += query_set.count() - RECENT_LIMIT if len(listed_here) == RECENT_LIMIT else 0
+    for name, listed_here in (("recent", recent), ("teammates", teammates)):
+        if len(listed_here) == RECENT_LIMIT:
+            context.left_out += _newer_count(owner, context.since, teammates=name == "teammates") - RECENT_LIMIT
     if context.left_out:
         lines.append(f"({context.left_out:,} more left out for the token budget; memory_search finds them.)")
     context.text = "\n".join(lines)
     return context
+
+
+# Session start runs once per conversation, before the assistant answers: its reads are a few
+# statements written out, the memories listed then loaded in one query.
+_CURRENT = "FROM memories_memory WHERE space_id = ANY(%(spaces)s) AND superseded_by_id IS NULL"
+_OVERVIEW_SQL = f"""
+    SELECT (SELECT count(*) {_CURRENT}), (SELECT count(*) {_CURRENT} AND pinned), (
+        SELECT max(created_at) {_CURRENT}
+        AND (written_by_digest = ANY(%(clients)s) OR also_written_by_digests::text[] && %(clients)s::text[])
+    )
+"""
+
+
+def _newer(*, by_user: bool) -> str:
+    """FROM and WHERE of the unpinned current memories newer than `since` (all of them when None),
+    by the user or else by teammates: anyone else, a former member whose account is gone included."""
+    return f"""
+        {_CURRENT} AND NOT pinned AND (%(since)s::timestamptz IS NULL OR created_at > %(since)s::timestamptz)
+        AND (author_id IS NOT DISTINCT FROM %(user)s) = {"true" if by_user else "false"}
+    """
+
+
+_LISTED_SQL = f"""
+    SELECT 'pinned', id FROM (
+        SELECT id, row_number() OVER (PARTITION BY space_id ORDER BY updated_at DESC, id DESC) AS place
+        {_CURRENT} AND pinned
+    ) pinned WHERE place <= {PINNED_LIMIT}
+    UNION ALL (SELECT 'recent', id {_newer(by_user=True)} ORDER BY created_at DESC, id DESC LIMIT {RECENT_LIMIT})
+    UNION ALL (SELECT 'teammates', id {_newer(by_user=False)} ORDER BY created_at DESC, id DESC LIMIT {RECENT_LIMIT})
+"""
+
+
+@dataclass(frozen=True)
+class _Overview:
+    total: int
+    pinned: int
+    since: datetime | None
+
+
+def _overview(owner: Reach, client_digests: list[str]) -> _Overview:
+    """How many current memories the reach holds, how many are pinned, and when the client (by its
+    digests) last wrote one of them."""
+    with connection.cursor() as cursor:
+        cursor.execute(_OVERVIEW_SQL, {"spaces": owner.space_ids, "clients": client_digests})
+        return _Overview(*cursor.fetchone())
+
+
+def _listed(owner: Reach, since: datetime | None) -> dict[str, list[Memory]]:
+    """Each space's newest PINNED_LIMIT pinned memories, the user's and the teammates' newest
+    RECENT_LIMIT newer than `since`, each list newest first."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LISTED_SQL, {"spaces": owner.space_ids, "since": since, "user": owner.user.pk})
+        rows = cursor.fetchall()
+    memories = memories_of(owner).in_bulk([memory_id for _, memory_id in rows])
+    listed: dict[str, list[Memory]] = {"pinned": [], "recent": [], "teammates": []}
+    for section, memory_id in rows:
+        if memory_id in memories:
+            listed[section].append(memories[memory_id])
+    for section, section_memories in listed.items():
+        when = "updated_at" if section == "pinned" else "created_at"
+        section_memories.sort(key=lambda memory: (getattr(memory, when), memory.id), reverse=True)
+    return listed
+
+
+def _newer_count(owner: Reach, since: datetime | None, *, teammates: bool) -> int:
+    """How many unpinned memories newer than `since` the user (or with `teammates`, anyone else) wrote."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) {_newer(by_user=not teammates)}",
+            {"spaces": owner.space_ids, "since": since, "user": owner.user.pk},
+        )
+        return cursor.fetchone()[0]
 
 
 def _line(memory: Memory, dated: bool, *, labelled: bool) -> str:
