@@ -19,6 +19,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import connection, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import F, Func, Q
+from django.db.models.functions import Now
 from django.db.models.lookups import LessThanOrEqual
 from pgvector.django import HalfVectorField
 
@@ -411,18 +412,33 @@ class Entity(SealedModel):
 class EntityMention(models.Model):
     """A memory mentions an entity. Two entities are linked by the memories mentioning both; a
     mention's `weight` (memories.graph.linking.SOURCE_WEIGHTS) says how it came about (`source`: a fact
-    key such as "fact:PERSON", "tag", or "text")."""
+    key such as "fact:PERSON", "tag", or "text").
+
+    Whether its memory is current and when it was written are copies the database keeps (migration
+    0033's triggers, on every insert here and every update of a memory), so that the graph reads an
+    entity's mentions from one index without visiting the memories."""
 
     pk = models.CompositePrimaryKey("entity_id", "memory_id")
     entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="mentions")
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="entity_mentions")
     source = models.CharField(max_length=32)
     weight = models.FloatField()
+    memory_current = models.BooleanField(db_default=True, editable=False)
+    memory_created_at = models.DateTimeField(db_default=Now(), editable=False)
 
     class Meta:
         db_table = "memories_entity_mention"
-        # A memory's entities (the primary key serves an entity's memories).
-        indexes = [models.Index(fields=["memory", "entity"], name="mention_memory_entity")]
+        indexes = [
+            # A memory's entities (the primary key serves an entity's memories).
+            models.Index(fields=["memory", "entity"], name="mention_memory_entity"),
+            # An entity's mentions by current memories, everything the graph reads of them included.
+            models.Index(
+                fields=["entity"],
+                include=["memory", "weight", "source", "memory_created_at"],
+                condition=Q(memory_current=True),
+                name="mention_current_by_entity",
+            ),
+        ]
         constraints = [models.CheckConstraint(condition=Q(weight__gt=0), name="mention_weight_positive")]
 
     def __str__(self) -> str:

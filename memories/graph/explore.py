@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from accounts.reach import Actor, Reach, reach_of
@@ -114,7 +114,7 @@ def clean_entity_name(value: object) -> str:
 def _mentions_of_outer_entity() -> tuple[QuerySet[EntityMention], QuerySet[NoteMention]]:
     """The mentions of the entity of the outer query (OuterRef "pk") by current memories, and by notes."""
     return (
-        EntityMention.objects.filter(entity=OuterRef("pk"), memory__superseded_by__isnull=True),
+        EntityMention.objects.filter(entity=OuterRef("pk"), memory_current=True),
         NoteMention.objects.filter(entity=OuterRef("pk")),
     )
 
@@ -143,7 +143,7 @@ def entity_list(*, owner: Actor, name: str = "", kind: str = "", limit: int = MA
         entities.annotate(
             memories=Coalesce(Subquery(by_memory.values("entity").annotate(n=Count("*")).values("n")), 0),
             notes=Coalesce(Subquery(by_note.values("entity").annotate(n=Count("*")).values("n")), 0),
-            last_seen=Subquery(by_memory.order_by("-memory__created_at").values("memory__created_at")[:1]),
+            last_seen=Subquery(by_memory.order_by("-memory_created_at").values("memory_created_at")[:1]),
         )
         .filter(Q(memories__gt=0) | Q(notes__gt=0))
         .order_by(F("memories") + F("notes"), "id")
@@ -178,15 +178,23 @@ def entity_get(*, owner: Actor, public_id: object) -> Entity:
     return entity
 
 
+_ENTITY_MEMORIES_SQL = """
+    SELECT memory_id FROM memories_entity_mention
+    WHERE entity_id = ANY(%(entities)s) AND memory_current
+    GROUP BY memory_id, memory_created_at
+    ORDER BY max(weight) DESC, memory_created_at DESC, memory_id DESC
+    LIMIT %(limit)s
+"""
+
+
 def entity_memories(*, owner: Actor, entities: list[Entity], limit: int) -> list[Memory]:
     """The current memories mentioning any of `entities`, the firmest mention first (a compressed
     fact, then a tag, then the text), newest first among equals."""
-    return list(
-        memories_of(owner)
-        .filter(entity_mentions__entity__in=entities, superseded_by__isnull=True)
-        .annotate(mention_weight=Max("entity_mentions__weight"))
-        .order_by("-mention_weight", "-created_at", "-id")[:limit]
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_ENTITY_MEMORIES_SQL, {"entities": [entity.pk for entity in entities], "limit": limit})
+        memory_ids = [row[0] for row in cursor.fetchall()]
+    memories = memories_of(owner).in_bulk(memory_ids)
+    return [memories[memory_id] for memory_id in memory_ids if memory_id in memories]
 
 
 def entity_notes(*, owner: Actor, entities: list[Entity], limit: int) -> list[Note]:
@@ -226,28 +234,22 @@ def entity_find(*, owner: Actor, name: object) -> Entity:
 
 
 # Pairs of entities mentioned by one current memory or one note (`{pairs}` picks which pairs).
-_PAIRS_SQL = """
-    SELECT a.entity_id AS source, b.entity_id AS target, least(a.weight, b.weight) AS weight,
-           a.source AS source_how, b.source AS target_how, m.id AS memory_id, NULL::bigint AS note_id,
-           m.created_at AS at
-    FROM memories_entity_mention a
-    JOIN memories_entity_mention b ON b.memory_id = a.memory_id AND {pair}
-    JOIN memories_memory m ON m.id = a.memory_id AND m.space_id = ANY(%(spaces)s) AND m.superseded_by_id IS NULL
-    WHERE {chosen}
-    UNION ALL
-    SELECT a.entity_id, b.entity_id, least(a.weight, b.weight), a.source, b.source, NULL, t.id, t.updated_at
-    FROM memories_note_mention a
-    JOIN memories_note_mention b ON b.note_id = a.note_id AND {pair}
-    JOIN memories_note t ON t.id = a.note_id AND t.space_id = ANY(%(spaces)s)
-    WHERE {chosen}
-"""
-_NEIGHBOURS_SQL = f"""
-    WITH pairs AS ({
-    _PAIRS_SQL.format(
-        pair="b.entity_id <> a.entity_id",
-        chosen="a.entity_id = ANY(%(frontier)s) AND b.entity_id <> ALL(%(seen)s)",
+# Mentions carry whether their memory is current and when it was written (models.EntityMention),
+# and a memory's mentions name entities of the memory's own space (memories.graph.linking), so the
+# graph reads mentions alone; callers keep to entities of the spaces reached.
+_NEIGHBOURS_SQL = """
+    WITH pairs AS (
+        SELECT b.entity_id AS target, least(a.weight, b.weight) AS weight
+        FROM memories_entity_mention a
+        JOIN memories_entity_mention b ON b.memory_id = a.memory_id AND b.entity_id <> a.entity_id
+        WHERE a.entity_id = ANY(%(frontier)s) AND a.memory_current AND b.entity_id <> ALL(%(seen)s)
+        UNION ALL
+        SELECT b.entity_id, least(a.weight, b.weight)
+        FROM memories_note_mention a
+        JOIN memories_note_mention b ON b.note_id = a.note_id AND b.entity_id <> a.entity_id
+        JOIN memories_note t ON t.id = a.note_id AND t.space_id = ANY(%(spaces)s)
+        WHERE a.entity_id = ANY(%(frontier)s) AND b.entity_id <> ALL(%(seen)s)
     )
-})
     SELECT target, sum(weight) AS weight FROM pairs GROUP BY target ORDER BY weight DESC, target LIMIT %(room)s
 """
 # The edges among the chosen entities (`nodes`) and each one's counts, from one read of their
@@ -256,10 +258,9 @@ _NEIGHBOURS_SQL = f"""
 # NULL, NULL, first seen, last seen).
 _GRAPH_SQL = """
     WITH memory_mentions AS MATERIALIZED (
-        SELECT a.entity_id, a.memory_id, a.weight, a.source, m.created_at
-        FROM memories_entity_mention a
-        JOIN memories_memory m ON m.id = a.memory_id AND m.space_id = ANY(%(spaces)s) AND m.superseded_by_id IS NULL
-        WHERE a.entity_id = ANY(%(nodes)s)
+        SELECT entity_id, memory_id, weight, source, memory_created_at AS created_at
+        FROM memories_entity_mention
+        WHERE entity_id = ANY(%(nodes)s) AND memory_current
     ),
     note_mentions AS MATERIALIZED (
         SELECT a.entity_id, a.note_id, a.weight, a.source, t.updated_at

@@ -7,6 +7,10 @@ entities are linked by the memories that mention both, weighted by how each ment
 fact key counts more than a word in the text), so the graph is current the moment a memory's
 mentions are.
 
+A memory's mentions name entities of the memory's own space (a memory moved to another space is
+linked again there, in the same transaction), and each carries a copy of whether its memory is
+current and when it was written, which the database keeps (models.EntityMention).
+
 Mentions are written when the worker indexes a memory, when its compressed facts arrive and when
 an update changes it, and when a note is indexed or its tags change (`NoteMention`); a deleted
 memory's or note's mentions go with it. `graph_rebuild` relinks every memory

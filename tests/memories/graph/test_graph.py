@@ -175,6 +175,28 @@ def test_exploring_an_entity_shows_its_own_memories_and_notes_edges_or_not(
     assert str(lone[0].public_id) not in {memory["id"] for memory in found["memories"]}
 
 
+def test_mentions_follow_their_memorys_supersession_and_date(owner, atlas):
+    deadline, stack, _hiking, _error = atlas
+
+    def atlas_view() -> tuple[int, set[int]]:
+        view = graph_explore(owner=owner, entity="Atlas")
+        return view.nodes[0].memories, {memory.pk for memory in view.memories}
+
+    assert atlas_view() == (2, {deadline.pk, stack.pk})
+    mentions = EntityMention.objects.filter(memory=stack)
+    assert all(mention.memory_current and mention.memory_created_at == stack.created_at for mention in mentions)
+
+    Memory.objects.filter(pk=stack.pk).update(superseded_by=deadline)
+    assert not any(mention.memory_current for mention in mentions.all())
+    assert atlas_view() == (1, {deadline.pk})
+
+    earlier = stack.created_at - timedelta(days=30)
+    Memory.objects.filter(pk=stack.pk).update(superseded_by=None, created_at=earlier)
+    assert all(mention.memory_current and mention.memory_created_at == earlier for mention in mentions.all())
+    assert atlas_view() == (2, {deadline.pk, stack.pk})
+    assert graph_explore(owner=owner, entity="Atlas").nodes[0].first_seen == earlier
+
+
 def test_an_entitys_page_lists_the_notes_that_mention_it(owner, owner_client, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):  # the notes' indexing, as a worker would run it
         vendors = notes.note_write(owner=owner, title="Vendors", content="Kestrel Labs sends its reports.")
