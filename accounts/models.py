@@ -140,8 +140,8 @@ class OAuthClient(AbstractApplication):
 class ApiTokenManager(models.Manager["ApiToken"]):
     def active_with_owner(self, column: str, value: str | uuid.UUID) -> "ApiToken | None":
         """The unrevoked token whose unique `column` holds `value`, its active owner loaded, or None.
-        Authentication runs on every MCP and REST request, so this is one statement written out once
-        rather than compiled by the ORM each time."""
+        Authentication runs on every MCP and REST request, so this is one statement written out
+        rather than compiled by the ORM."""
         token_names = [field.attname for field in self.model._meta.concrete_fields]
         user_model = self.model._meta.get_field("owner").related_model
         user_names = [field.attname for field in user_model._meta.concrete_fields]

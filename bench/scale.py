@@ -614,33 +614,28 @@ async def interleaved_paths(
     loop = asyncio.get_running_loop()
     async with sdk_client(url, token) as client:
 
-        async def over_mcp(label: str, query: str) -> float:
+        async def over_mcp(label: str, query: str) -> None:
             tool, arguments = tools[label]
-            calls = times.tools[label]
-            await calls.call(client, tool, arguments(query))
-            return calls.latencies.pop()
+            await times.tools[label].call(client, tool, arguments(query))
 
-        async def over_rest(query: str) -> float:
-            return rest(query)
+        async def over_rest(query: str) -> None:
+            times.rest.append(rest(query))
 
-        async def in_process(query: str) -> float:
-            return (await loop.run_in_executor(searcher, in_process_search, reach, query))[1]
+        async def in_process(query: str) -> None:
+            times.in_process.append((await loop.run_in_executor(searcher, in_process_search, reach, query))[1])
 
-        paths: list[tuple[Callable[[str], Awaitable[float]], list[float]]] = [
-            *((functools.partial(over_mcp, label), times.tools[label].latencies) for label in tools),
-            (over_rest, times.rest),
-            (in_process, times.in_process),
+        paths: list[Callable[[str], Awaitable[None]]] = [
+            *(functools.partial(over_mcp, label) for label in tools),
+            over_rest,
+            in_process,
         ]
         for number, query in enumerate(queries[:WARM_UP_QUERIES] + queries):
-            if number == WARM_UP_QUERIES:  # the client's CPU counted over the timed calls alone
-                for calls in times.tools.values():
-                    calls.client_cpu_seconds = 0.0
+            if number == WARM_UP_QUERIES:  # what the warm-up calls took is not counted
+                times = PathTimes(tools={label: ToolCalls() for label in tools}, rest=[], in_process=[])
             # Each path comes first as often as last: a search leaves what it read warm for the next.
             turn = number % len(paths)
-            for path, samples in paths[turn:] + paths[:turn]:
-                elapsed = await path(query)
-                if number >= WARM_UP_QUERIES:
-                    samples.append(elapsed)
+            for path in paths[turn:] + paths[:turn]:
+                await path(query)
     return times
 
 

@@ -7,6 +7,7 @@ dashboard; for MCP, REST and the dashboard alike. Entities are named to callers 
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
@@ -178,9 +179,11 @@ def entity_get(*, owner: Actor, public_id: object) -> Entity:
     return entity
 
 
-_ENTITY_MEMORIES_SQL = """
+# The entities of the spaces reached among those asked for: every read of mentions starts from them.
+_REACHED_ENTITIES = "SELECT id FROM memories_entity WHERE space_id = ANY(%(spaces)s) AND id = ANY({ids})"
+_ENTITY_MEMORIES_SQL = f"""
     SELECT memory_id FROM memories_entity_mention
-    WHERE entity_id = ANY(%(entities)s) AND memory_current
+    WHERE entity_id IN ({_REACHED_ENTITIES.format(ids="%(entities)s")}) AND memory_current
     GROUP BY memory_id, memory_created_at
     ORDER BY max(weight) DESC, memory_created_at DESC, memory_id DESC
     LIMIT %(limit)s
@@ -191,7 +194,10 @@ def entity_memories(*, owner: Actor, entities: list[Entity], limit: int) -> list
     """The current memories mentioning any of `entities`, the firmest mention first (a compressed
     fact, then a tag, then the text), newest first among equals."""
     with connection.cursor() as cursor:
-        cursor.execute(_ENTITY_MEMORIES_SQL, {"entities": [entity.pk for entity in entities], "limit": limit})
+        cursor.execute(
+            _ENTITY_MEMORIES_SQL,
+            {"spaces": reach_of(owner).space_ids, "entities": [entity.pk for entity in entities], "limit": limit},
+        )
         memory_ids = [row[0] for row in cursor.fetchall()]
     memories = memories_of(owner).in_bulk(memory_ids)
     return [memories[memory_id] for memory_id in memory_ids if memory_id in memories]
@@ -236,13 +242,14 @@ def entity_find(*, owner: Actor, name: object) -> Entity:
 # Pairs of entities mentioned by one current memory or one note (`{pairs}` picks which pairs).
 # Mentions carry whether their memory is current and when it was written (models.EntityMention),
 # and a memory's mentions name entities of the memory's own space (memories.graph.linking), so the
-# graph reads mentions alone; callers keep to entities of the spaces reached.
-_NEIGHBOURS_SQL = """
+# graph reads mentions alone, starting from entities of the spaces reached.
+_NEIGHBOURS_SQL = f"""
     WITH pairs AS (
         SELECT b.entity_id AS target, least(a.weight, b.weight) AS weight
         FROM memories_entity_mention a
         JOIN memories_entity_mention b ON b.memory_id = a.memory_id AND b.entity_id <> a.entity_id
-        WHERE a.entity_id = ANY(%(frontier)s) AND a.memory_current AND b.entity_id <> ALL(%(seen)s)
+        WHERE a.entity_id IN ({_REACHED_ENTITIES.format(ids="%(frontier)s")}) AND a.memory_current
+          AND b.entity_id <> ALL(%(seen)s)
         UNION ALL
         SELECT b.entity_id, least(a.weight, b.weight)
         FROM memories_note_mention a
@@ -256,11 +263,11 @@ _NEIGHBOURS_SQL = """
 # mentions by current memories and by notes: rows ('edge', source, target, weight, memories, notes,
 # how, memory ids, note ids, NULL, NULL) and ('node', entity, NULL, NULL, memories, notes, NULL,
 # NULL, NULL, first seen, last seen).
-_GRAPH_SQL = """
+_GRAPH_SQL = f"""
     WITH memory_mentions AS MATERIALIZED (
         SELECT entity_id, memory_id, weight, source, memory_created_at AS created_at
         FROM memories_entity_mention
-        WHERE entity_id = ANY(%(nodes)s) AND memory_current
+        WHERE entity_id IN ({_REACHED_ENTITIES.format(ids="%(nodes)s")}) AND memory_current
     ),
     note_mentions AS MATERIALIZED (
         SELECT a.entity_id, a.note_id, a.weight, a.source, t.updated_at
@@ -404,8 +411,7 @@ def _strongest_neighbours(owner: Reach, frontier: list[int], seen: list[int], ro
         return [row[0] for row in cursor.fetchall()]
 
 
-@dataclass(frozen=True)
-class _Counts:
+class _Counts(NamedTuple):
     memories: int
     notes: int
     first_seen: datetime | None
@@ -454,19 +460,14 @@ def _how_named(sources: list[str]) -> list[str]:
     return sorted({source.partition(":")[2] or source for source in sources})
 
 
+_NO_COUNTS = _Counts(0, 0, None, None)
+
+
 def _nodes(entities: dict[int, Entity], depths: dict[int, int], counts: dict[int, _Counts]) -> list[EntityNode]:
     """The entities in exploration order, with their current memories' count and first/last dates,
     and their notes' count."""
-    none = _Counts(0, 0, None, None)
     return [
-        EntityNode(
-            entities[entity_id],
-            depth,
-            counts.get(entity_id, none).memories,
-            counts.get(entity_id, none).notes,
-            counts.get(entity_id, none).first_seen,
-            counts.get(entity_id, none).last_seen,
-        )
+        EntityNode(entities[entity_id], depth, *counts.get(entity_id, _NO_COUNTS))
         for entity_id, depth in depths.items()
         if entity_id in entities
     ]

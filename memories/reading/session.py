@@ -125,9 +125,9 @@ def session_start(*, owner: Actor, client: str, query: object = None, max_tokens
             context.memories.append(memory)
         context.sections[name] += shown
         context.left_out += len(memories) - shown
-    for name, listed_here in (("recent", recent), ("teammates", teammates)):
+    for by_user, listed_here in ((True, recent), (False, teammates)):
         if len(listed_here) == RECENT_LIMIT:
-            context.left_out += _newer_count(owner, context.since, teammates=name == "teammates") - RECENT_LIMIT
+            context.left_out += _newer_count(owner, context.since, by_user=by_user) - RECENT_LIMIT
     if context.left_out:
         lines.append(f"({context.left_out:,} more left out for the token budget; memory_search finds them.)")
     context.text = "\n".join(lines)
@@ -196,11 +196,11 @@ def _listed(owner: Reach, since: datetime | None) -> dict[str, list[Memory]]:
     return listed
 
 
-def _newer_count(owner: Reach, since: datetime | None, *, teammates: bool) -> int:
-    """How many unpinned memories newer than `since` the user (or with `teammates`, anyone else) wrote."""
+def _newer_count(owner: Reach, since: datetime | None, *, by_user: bool) -> int:
+    """How many unpinned memories newer than `since` the user (or else anyone else) wrote."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT count(*) {_newer(by_user=not teammates)}",
+            f"SELECT count(*) {_newer(by_user=by_user)}",
             {"spaces": owner.space_ids, "since": since, "user": owner.user.pk},
         )
         return cursor.fetchone()[0]
