@@ -112,11 +112,16 @@ DATABASE_URL = env_url("DATABASE_URL", ("postgres", "postgresql"))
 if DATABASE_URL:
     import dj_database_url
 
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    # Kept connections are checked before reuse (gnosem.postgresql asks the socket, no round trip),
+    # so the first query after a database restart does not fail on a dead connection.
+    DATABASES = {
+        "default": dj_database_url.parse(
+            DATABASE_URL, engine="gnosem.postgresql", conn_max_age=60, conn_health_checks=True
+        )
+    }
 else:
     # gnosem.embedded_db starts PostgreSQL + pgvector under GNOSEM_DATA_DIR/postgres on first use
-    # (and again when a connection finds it stopped). Kept connections are checked before reuse, so
-    # the first query after a database restart does not fail on a dead connection.
+    # (and again when a connection finds it stopped); it is gnosem.postgresql otherwise.
     DATABASES = {
         "default": {"ENGINE": "gnosem.embedded_db", "NAME": "gnosem", "CONN_MAX_AGE": 60, "CONN_HEALTH_CHECKS": True}
     }

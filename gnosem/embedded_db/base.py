@@ -1,13 +1,13 @@
-"""Django database backend for the embedded server: PostgreSQL's, started on first connection and
-started again when a connection finds it stopped."""
+"""Django database backend for the embedded server: Gnosem's PostgreSQL backend (gnosem.postgresql),
+with the server started on first connection and started again when a connection finds it stopped."""
 
 import time
 from typing import Any
 
 from django.conf import settings
-from django.db.backends.postgresql import base as postgresql
 
 from gnosem.embedded_db import ensure_embedded_server, ensure_embedded_server_running
+from gnosem.postgresql import base as postgresql
 
 # How long a connection keeps trying while the server looks alive but refuses it: a postmaster
 # killed a moment ago may not have exited yet, and so is not started again until it has.
