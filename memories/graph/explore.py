@@ -259,10 +259,11 @@ _NEIGHBOURS_SQL = f"""
     )
     SELECT target, sum(weight) AS weight FROM pairs GROUP BY target ORDER BY weight DESC, target LIMIT %(room)s
 """
-# The edges among the chosen entities (`nodes`) and each one's counts, from one read of their
-# mentions by current memories and by notes: rows ('edge', source, target, weight, memories, notes,
-# how, memory ids, note ids, NULL, NULL) and ('node', entity, NULL, NULL, memories, notes, NULL,
-# NULL, NULL, first seen, last seen).
+# The edges among the chosen entities (`nodes`), each one's counts and the notes mentioning the
+# entry points (`entry`), from one read of their mentions by current memories and by notes: rows
+# ('edge', source, target, weight, memories, notes, how, memory ids, note ids, NULL, NULL, memory
+# public ids), ('node', entity, NULL, NULL, memories, notes, NULL, NULL, NULL, first seen, last
+# seen, NULL) and ('note', NULL, ..., NULL, note ids newest first, NULL, NULL, NULL).
 _GRAPH_SQL = f"""
     WITH memory_mentions AS MATERIALIZED (
         SELECT entity_id, memory_id, weight, source, memory_created_at AS created_at
@@ -302,12 +303,24 @@ _GRAPH_SQL = f"""
     ),
     note_counts AS (SELECT entity_id, count(*) AS notes FROM note_mentions GROUP BY entity_id)
     SELECT 'edge', source, target, weight, memories, notes, how, memory_ids, note_ids,
-           NULL::timestamptz, NULL::timestamptz
+           NULL::timestamptz, NULL::timestamptz,
+           ARRAY(
+               SELECT m.public_id FROM unnest(memory_ids) WITH ORDINALITY AS e (id, n)
+               JOIN memories_memory m ON m.id = e.id AND m.space_id = ANY(%(spaces)s)
+               ORDER BY e.n
+           )
     FROM edges
     UNION ALL
     SELECT 'node', entity_id, NULL, NULL, coalesce(m.memories, 0), coalesce(n.notes, 0), NULL, NULL, NULL,
-           m.first, m.last
+           m.first, m.last, NULL
     FROM memory_counts m FULL JOIN note_counts n USING (entity_id)
+    UNION ALL
+    SELECT 'note', NULL, NULL, NULL, NULL, NULL, NULL, NULL, array_agg(note_id ORDER BY updated_at DESC, note_id DESC),
+           NULL, NULL, NULL
+    FROM (
+        SELECT note_id, updated_at FROM note_mentions WHERE entity_id = ANY(%(entry)s)
+        GROUP BY note_id, updated_at ORDER BY updated_at DESC, note_id DESC LIMIT %(entry_notes)s
+    ) entry_notes
 """
 
 
@@ -371,20 +384,19 @@ def graph_explore_from(
     if entry_memories is None:
         entry_memories = entity_memories(owner=owner, entities=starts, limit=MAX_ENTRY_MEMORIES) if starts else []
     own = entry_memories[:MAX_ENTRY_MEMORIES]
-    edges, edge_memory_ids, edge_notes, counts = _edges_and_counts(owner, entities)
+    graph = _graph(owner, entities, starts)
     known = {memory.pk for memory in own}
-    more = [memory_id for memory_id in edge_memory_ids if memory_id not in known][: MAX_MEMORIES - len(own)]
-    read = memories_of(owner).in_bulk(more)
+    more = [memory_id for memory_id in graph.memory_ids if memory_id not in known][: MAX_MEMORIES - len(own)]
+    read = memories_of(owner).in_bulk(more) if more else {}
     memories = own + [read[memory_id] for memory_id in more if memory_id in read]
     budget = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
     memories, cut = fit_to_budget(memories, lambda memory: reading_tokens(memory, raw=False), budget)
-    notes = entity_notes(owner=owner, entities=starts, limit=MAX_ENTRY_NOTES) if starts else []
     return GraphView(
         entry=starts,
-        nodes=_nodes(entities, depths, counts),
-        edges=edges,
+        nodes=_nodes(entities, depths, graph.counts),
+        edges=graph.edges,
         memories=memories,
-        notes=list({note.pk: note for note in notes + edge_notes}.values()),
+        notes=graph.notes,
         cut_for_budget=cut,
     )
 
@@ -394,14 +406,24 @@ def _entry_points(owner: Reach, query: object) -> tuple[list[Entity], list[Memor
     mentioning them, best first."""
     hits = search_hybrid(owner=owner, query=query, top_k=QUERY_RESULTS, diversity=0)
     scores = {hit.memory.pk: hit.score for hit in hits}
-    mentions = list(EntityMention.objects.filter(memory_id__in=scores, entity__space_id__in=owner.space_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(_HIT_MENTIONS_SQL, {"spaces": owner.space_ids, "memories": list(scores)})
+        mentions = cursor.fetchall()
     strength: dict[int, float] = {}
-    for mention in mentions:
-        strength[mention.entity_id] = strength.get(mention.entity_id, 0.0) + scores[mention.memory_id] * mention.weight
+    for entity_id, memory_id, weight in mentions:
+        strength[entity_id] = strength.get(entity_id, 0.0) + scores[memory_id] * weight
     best = sorted(strength, key=lambda entity_id: (-strength[entity_id], entity_id))[:QUERY_ENTRY_POINTS]
-    found = Entity.objects.filter(space_id__in=owner.space_ids, pk__in=best).in_bulk()
-    mentioning = {mention.memory_id for mention in mentions if mention.entity_id in found}
+    found = Entity.objects.filter(space_id__in=owner.space_ids, pk__in=best).in_bulk() if best else {}
+    mentioning = {memory_id for entity_id, memory_id, _ in mentions if entity_id in found}
     return [found[entity_id] for entity_id in best], [hit.memory for hit in hits if hit.memory.pk in mentioning]
+
+
+# The mentions (entity, memory, weight) of entities of the spaces reached by the given memories.
+_HIT_MENTIONS_SQL = """
+    SELECT m.entity_id, m.memory_id, m.weight FROM memories_entity_mention m
+    JOIN memories_entity e ON e.id = m.entity_id AND e.space_id = ANY(%(spaces)s)
+    WHERE m.memory_id = ANY(%(memories)s)
+"""
 
 
 def _strongest_neighbours(owner: Reach, frontier: list[int], seen: list[int], room: int) -> list[int]:
@@ -418,27 +440,41 @@ class _Counts(NamedTuple):
     last_seen: datetime | None
 
 
-def _edges_and_counts(
-    owner: Reach, entities: dict[int, Entity]
-) -> tuple[list[Edge], list[int], list[Note], dict[int, _Counts]]:
-    """The strongest MAX_EDGES edges among `entities`, the memories (by row id) and notes behind
-    them, each once, in the order the edges name them, and each entity's counts."""
+class _Graph(NamedTuple):
+    edges: list[Edge]
+    # The memories (by row id) behind the edges, each once, in the order the edges name them.
+    memory_ids: list[int]
+    # The notes mentioning the entry points, newest first, then those behind the edges.
+    notes: list[Note]
+    counts: dict[int, _Counts]
+
+
+def _graph(owner: Reach, entities: dict[int, Entity], entry: list[Entity]) -> _Graph:
+    """The strongest MAX_EDGES edges among `entities`, what is behind them, the notes mentioning
+    the `entry` points, and each entity's counts: one statement, and one more for the notes' titles."""
     parameters: dict[str, int | list[int]] = {
         "spaces": owner.space_ids,
         "nodes": list(entities),
+        "entry": [entity.pk for entity in entry],
         "per_edge": MEMORIES_PER_EDGE,
         "edges": MAX_EDGES,
+        "entry_notes": MAX_ENTRY_NOTES,
     }
     with connection.cursor() as cursor:
         cursor.execute(_GRAPH_SQL, parameters)
         rows = cursor.fetchall()
-    edge_rows = [row[1:9] for row in rows if row[0] == "edge"]
+    edge_rows = sorted(
+        (row[1:9] + row[11:] for row in rows if row[0] == "edge"), key=lambda row: (-row[2], row[0], row[1])
+    )
     counts = {row[1]: _Counts(*row[4:6], *row[9:11]) for row in rows if row[0] == "node"}
-    edge_rows.sort(key=lambda row: (-row[2], row[0], row[1]))
-    memory_order = list(dict.fromkeys(memory_id for *_, memory_ids, _ in edge_rows for memory_id in memory_ids or []))
-    note_order = list(dict.fromkeys(note_id for *_, note_ids in edge_rows for note_id in note_ids or []))
-    memory_ids = dict(memories_of(owner).filter(pk__in=memory_order).values_list("pk", "public_id"))
-    notes = Note.objects.filter(space_id__in=owner.space_ids).defer("content").in_bulk(note_order)
+    entry_note_ids = next((row[8] or [] for row in rows if row[0] == "note"), [])
+    memory_order = list(
+        dict.fromkeys(memory_id for *_, memory_ids, _, _ in edge_rows for memory_id in memory_ids or [])
+    )
+    note_order = list(
+        dict.fromkeys([*entry_note_ids, *(note_id for *_, note_ids, _ in edge_rows for note_id in note_ids or [])])
+    )
+    notes = Note.objects.filter(space_id__in=owner.space_ids).defer("content").in_bulk(note_order) if note_order else {}
     edges = [
         Edge(
             entities[source],
@@ -447,12 +483,12 @@ def _edges_and_counts(
             memory_count,
             note_count,
             _how_named(how),
-            [memory_ids[memory_id] for memory_id in edge_memories or [] if memory_id in memory_ids],
+            public_ids,
             [notes[note_id].public_id for note_id in edge_notes or [] if note_id in notes],
         )
-        for source, target, weight, memory_count, note_count, how, edge_memories, edge_notes in edge_rows
+        for source, target, weight, memory_count, note_count, how, _, edge_notes, public_ids in edge_rows
     ]
-    return edges, memory_order, [notes[note_id] for note_id in note_order if note_id in notes], counts
+    return _Graph(edges, memory_order, [notes[note_id] for note_id in note_order if note_id in notes], counts)
 
 
 def _how_named(sources: list[str]) -> list[str]:

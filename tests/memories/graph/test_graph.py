@@ -429,3 +429,18 @@ def test_explore_by_entity_id_over_mcp_and_rest(owner, atlas, mcp, client, owner
     assert bad.status_code == 400 and bad.json()["error"]["field"] == "entity_id"
     unknown = mcp.fails("explore_graph", {"entity_id": str(uuid.uuid4())})
     assert "No entity with id" in unknown and "by name or query" in unknown
+
+
+def test_exploring_lists_the_notes_of_the_entry_newest_first_and_only_reached_ones(
+    owner, stranger, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):  # the notes' indexing, as a worker would run it
+        older = notes.note_write(owner=owner, title="Vendors", content="Kestrel Labs sends its reports.")
+        newer = notes.note_write(owner=owner, title="Contracts", content="Kestrel Labs renews in spring.")
+        notes.note_write(owner=owner, title="Hiking", content="The Dolomites in June.")
+        notes.note_write(owner=stranger, title="Theirs", content="Kestrel Labs pays late.")
+    notes.note_update(owner=owner, public_id=older.public_id, title="Vendors, updated")
+
+    view = graph_explore(owner=owner, entity="Kestrel Labs")
+
+    assert [note.pk for note in view.notes] == [older.pk, newer.pk]
