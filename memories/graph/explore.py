@@ -265,8 +265,8 @@ _NEIGHBOURS_SQL = f"""
 # public ids), ('node', entity, NULL, NULL, memories, notes, NULL, NULL, NULL, first seen, last
 # seen, NULL) and ('note', NULL, ..., NULL, note ids newest first, NULL, NULL, NULL). The memories'
 # mentions are read from the covering index where each part needs them rather than kept in memory
-# once (NOT MATERIALIZED), which measured faster for hub entities (docs/benchmarks.md, "Request
-# overhead").
+# once (NOT MATERIALIZED), which measured faster for hub entities
+# (docs/benchmarks.md, "Request overhead").
 _GRAPH_SQL = f"""
     WITH memory_mentions AS NOT MATERIALIZED (
         SELECT entity_id, memory_id, weight, source, memory_created_at AS created_at
