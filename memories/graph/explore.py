@@ -264,11 +264,10 @@ _NEIGHBOURS_SQL = f"""
 # ('edge', source, target, weight, memories, notes, how, memory ids, note ids, NULL, NULL, memory
 # public ids), ('node', entity, NULL, NULL, memories, notes, NULL, NULL, NULL, first seen, last
 # seen, NULL) and ('note', NULL, ..., NULL, note ids newest first, NULL, NULL, NULL). The memories'
-# mentions are read from the covering index where each part needs them rather than kept in memory
-# once (NOT MATERIALIZED), which measured faster for hub entities
-# (docs/benchmarks.md, "Request overhead").
+# mentions are read once and kept (MATERIALIZED): left to the planner, the same statement ran
+# 1.5 times slower on one store of two (docs/benchmarks.md, "Request overhead").
 _GRAPH_SQL = f"""
-    WITH memory_mentions AS NOT MATERIALIZED (
+    WITH memory_mentions AS MATERIALIZED (
         SELECT entity_id, memory_id, weight, source, memory_created_at AS created_at
         FROM memories_entity_mention
         WHERE entity_id IN ({_REACHED_ENTITIES.format(ids="%(nodes)s")}) AND memory_current

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from gnosem.huey_config import huey_settings
+from gnosem.huey_config import SqliteQueue, huey_settings
 
 
 def test_a_redis_url_gives_a_priority_redis_queue(tmp_path):
@@ -23,9 +23,22 @@ def test_a_redis_url_gives_a_priority_redis_queue(tmp_path):
 
 def test_without_redis_the_queue_is_a_sqlite_file_in_the_data_folder(tmp_path):
     config = huey_settings(name="gnosem", redis_url=None, data_dir=tmp_path, immediate=False, workers=2)
-    assert config["huey_class"] == "huey.SqliteHuey"
+    assert config["huey_class"] == "gnosem.huey_config.SqliteQueue"
     assert Path(config["filename"]).parent == tmp_path
     assert "url" not in config
+
+
+def test_the_sqlite_queue_commits_without_waiting_for_the_disk_and_keeps_what_it_holds(tmp_path):
+    filename = str(tmp_path / "queue.sqlite3")
+    queue = SqliteQueue(name="probe", filename=filename)
+    connection = queue.storage.conn
+    assert connection.execute("pragma journal_mode").fetchone() == ("wal",)
+    assert connection.execute("pragma synchronous").fetchone() == (1,)  # NORMAL
+
+    queue.storage.enqueue(b"a task")
+    queue.storage.close()
+
+    assert SqliteQueue(name="probe", filename=filename).storage.dequeue() == b"a task"
 
 
 def test_settings_with_redis_url_set_build_the_redis_queue(tmp_path):
