@@ -389,7 +389,7 @@ def graph_explore_from(
     graph = _graph(owner, entities, starts)
     known = {memory.pk for memory in own}
     more = [memory_id for memory_id in graph.memory_ids if memory_id not in known][: MAX_MEMORIES - len(own)]
-    read = memories_of(owner).in_bulk(more) if more else {}
+    read = memories_of(owner).in_bulk(more)
     memories = own + [read[memory_id] for memory_id in more if memory_id in read]
     budget = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
     memories, cut = fit_to_budget(memories, lambda memory: reading_tokens(memory, raw=False), budget)
@@ -415,7 +415,7 @@ def _entry_points(owner: Reach, query: object) -> tuple[list[Entity], list[Memor
     for entity_id, memory_id, weight in mentions:
         strength[entity_id] = strength.get(entity_id, 0.0) + scores[memory_id] * weight
     best = sorted(strength, key=lambda entity_id: (-strength[entity_id], entity_id))[:QUERY_ENTRY_POINTS]
-    found = Entity.objects.filter(space_id__in=owner.space_ids, pk__in=best).in_bulk() if best else {}
+    found = Entity.objects.filter(space_id__in=owner.space_ids, pk__in=best).in_bulk()
     mentioning = {memory_id for entity_id, memory_id, _ in mentions if entity_id in found}
     return [found[entity_id] for entity_id in best], [hit.memory for hit in hits if hit.memory.pk in mentioning]
 
@@ -476,7 +476,7 @@ def _graph(owner: Reach, entities: dict[int, Entity], entry: list[Entity]) -> _G
     note_order = list(
         dict.fromkeys([*entry_note_ids, *(note_id for *_, note_ids, _ in edge_rows for note_id in note_ids or [])])
     )
-    notes = Note.objects.filter(space_id__in=owner.space_ids).defer("content").in_bulk(note_order) if note_order else {}
+    notes = Note.objects.filter(space_id__in=owner.space_ids).defer("content").in_bulk(note_order)
     edges = [
         Edge(
             entities[source],
