@@ -37,7 +37,8 @@ and in phases 10k and spaces `explore_graph` from the query and from the entity 
 starts at), `GET /api/v1/memories/search` over REST (keep-alive) and `search_hybrid` in this
 process. Then the pipeline's parts one by one, and the vector signal's recall: its top 40 memories
 (top_k x CANDIDATES_PER_RESULT, the limit search gives it) against those of its exact scan, with the real
-query embeddings. Before searching, both tables are vacuumed and analysed (the state autovacuum leaves them in), and
+query embeddings. Before searching, the graph's links are merged and the tables searched vacuumed and analysed (the
+state the minute sweep and autovacuum leave them in), and
 the large spaces' HNSW indexes are built (as a worker does within ten minutes). The total of
 memories printed counts every memory in the database, derived stores kept from earlier runs
 included.
@@ -107,6 +108,7 @@ from bench.spine import percentile  # noqa: E402
 from gnosem.types import Owner  # noqa: E402
 from memories.encryption.derived import derive_stored_forms  # noqa: E402
 from memories.graph.explore import graph_explore  # noqa: E402
+from memories.graph.linking import links_merge  # noqa: E402
 from memories.indexing.embedding import get_embedder  # noqa: E402
 from memories.indexing.vector_indexes import vector_indexes_maintain  # noqa: E402
 from memories.indexing.vectors import serving_model_name  # noqa: E402
@@ -230,13 +232,18 @@ def chunk_count(space_ids: list[int]) -> int:
 
 
 def settle() -> None:
-    """Vacuum and analyse what the searches read: the state autovacuum leaves a store in (a fresh
-    bulk load also leaves the full-text index's pending list for the first searches to scan). Then
-    build the large spaces' HNSW indexes, as a worker does within ten minutes."""
+    """Merge the graph's links, as the minute sweep does, then vacuum and analyse what the searches
+    read: the state the sweep and autovacuum leave a store in (a fresh bulk load also leaves the
+    full-text index's pending list for the first searches to scan). Then build the large spaces'
+    HNSW indexes, as a worker does within ten minutes."""
     start = time.perf_counter()
+    links_merge()
     with connection.cursor() as cursor:
-        cursor.execute("VACUUM (ANALYZE) memories_memory, memories_chunk, memories_space_terms, memories_term_posting")
-    print(f"vacuumed and analysed in {time.perf_counter() - start:.0f} s", flush=True)
+        cursor.execute(
+            "VACUUM (ANALYZE) memories_memory, memories_chunk, memories_space_terms, memories_term_posting, "
+            "memories_entity_mention, memories_entity_link"
+        )
+    print(f"links merged, vacuumed and analysed in {time.perf_counter() - start:.0f} s", flush=True)
     start = time.perf_counter()
     built = vector_indexes_maintain().built
     print(f"{len(built)} vector index(es) built in {time.perf_counter() - start:.1f} s", flush=True)

@@ -431,10 +431,11 @@ class EntityMention(models.Model):
         indexes = [
             # A memory's entities (the primary key serves an entity's memories).
             models.Index(fields=["memory", "entity"], name="mention_memory_entity"),
-            # An entity's mentions by current memories, everything the graph reads of them included.
+            # An entity's mentions by current memories, newest first, everything the graph reads of
+            # them included.
             models.Index(
-                fields=["entity"],
-                include=["memory", "weight", "source", "memory_created_at"],
+                fields=["entity", "-memory_created_at"],
+                include=["memory", "weight", "source"],
                 condition=Q(memory_current=True),
                 name="mention_current_by_entity",
             ),
@@ -443,6 +444,43 @@ class EntityMention(models.Model):
 
     def __str__(self) -> str:
         return f"memory {self.memory_id} mentions entity {self.entity_id} ({self.source})"
+
+
+class EntityLink(models.Model):
+    """A share of the link from one entity to another (both of one space): the memories and notes
+    mentioning both, and their weight (each one's smaller mention weight). A link is the sum of its
+    rows, and a row from an entity to itself counts the entity's own current memories and notes.
+
+    The database adds the rows (migration 0034's triggers): every statement that changes mentions
+    adds, for each pair of entities it links or unlinks, a row counting that change (negative for
+    what it takes away), so writers only ever insert and never wait for one another. The minute
+    sweep merges each changed link's rows into one (memories.graph.linking.links_merge)."""
+
+    source = models.ForeignKey(
+        Entity, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    target = models.ForeignKey(
+        Entity, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    weight = models.FloatField()
+    memories = models.IntegerField()
+    notes = models.IntegerField()
+    # Whether the sweep wrote it (the sum of the link's earlier rows), or a change did.
+    merged = models.BooleanField(db_default=False)
+
+    class Meta:
+        db_table = "memories_entity_link"
+        indexes = [
+            # The links of an entity, or between two, summed from this index alone.
+            models.Index(
+                fields=["source", "target"], include=["weight", "memories", "notes"], name="entity_link_source_target"
+            ),
+            # What the sweep merges.
+            models.Index(fields=["id"], condition=Q(merged=False), name="entity_link_unmerged"),
+        ]
+
+    def __str__(self) -> str:
+        return f"entity {self.source_id} to {self.target_id}: {self.memories} memories, {self.notes} notes"
 
 
 # A note's text: at most this many characters in any case (GNOSEM_NOTE_MAX_BYTES, at most 10 MB of

@@ -10,7 +10,15 @@ from typing import Any, TypeVar
 from accounts.models import Membership, Role, SpaceInvitation, SpaceKind
 from gnosem.types import Owner
 from memories.graph.explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
-from memories.graph.explore import MAX_EDGES, MAX_ENTRY_MEMORIES, MAX_ENTRY_NOTES, MAX_MEMORIES, GraphView
+from memories.graph.explore import (
+    MAX_EDGES,
+    MAX_ENTRY_MEMORIES,
+    MAX_ENTRY_NOTES,
+    MAX_MEMORIES,
+    MEMORIES_PER_EDGE,
+    RECENT_MENTIONS,
+    GraphView,
+)
 from memories.graph.linking import SOURCE_WEIGHTS
 from memories.models import EntityKind, IndexingStatus, Memory, MemoryRevision, Note, NoteFormat
 from memories.notes.services import NotePage
@@ -375,7 +383,7 @@ GRAPH_EDGE_SCHEMA = _object(
         "weight": {
             "type": "number",
             "description": (
-                "Summed over the memories mentioning both: the smaller of the two mentions' weights, "
+                "Summed over the memories and notes mentioning both: the smaller of the two mentions' weights, "
                 + ", ".join(f"{weight:g} for {source}" for source, weight in SOURCE_WEIGHTS.items())
                 + " (a fact the compressed form names, a tag, a name found in the text)."
             ),
@@ -385,12 +393,18 @@ GRAPH_EDGE_SCHEMA = _object(
         "via": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "How they were named there: fact keys (PERSON, PROJECT, ...), tag or text.",
+            "description": (
+                "How they were named where they were mentioned together lately (the memories memory_ids is "
+                "drawn from, and notes): fact keys (PERSON, PROJECT, ...), tag or text."
+            ),
         },
         "memory_ids": {
             "type": "array",
             "items": {"type": "string", "format": "uuid"},
-            "description": "The newest memories mentioning both (up to 3).",
+            "description": (
+                f"The newest memories mentioning both (up to {MEMORIES_PER_EDGE}), among the {RECENT_MENTIONS} "
+                "newest mentioning each: fewer, or none, when both were last named together longer ago."
+            ),
         },
         "note_ids": {
             "type": "array",

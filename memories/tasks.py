@@ -103,6 +103,12 @@ def requeue_stale_memories_task() -> int:
     return len(ids) + len(compression_ids) + len(note_ids)
 
 
+@db_periodic_task(crontab(minute="*"))
+def merge_entity_links_task() -> int:
+    """Every minute: merge the rows of the graph's links that changed (memories.graph.linking.links_merge)."""
+    return graph.links_merge()
+
+
 @db_periodic_task(crontab(minute="17"))
 def prune_term_statistics_task() -> int:
     """Hourly: drop the statistics of terms that left every memory."""

@@ -29,8 +29,10 @@ MAX_ENTITY_LIMIT = 50
 # A query's entry points: the entities of its best few results.
 QUERY_RESULTS = 5
 QUERY_ENTRY_POINTS = 3
-# Memories named per edge (the newest that mention both entities).
+# Memories named per edge (the newest that mention both entities), found among the newest
+# RECENT_MENTIONS mentions of each: what an edge names costs the same at any size.
 MEMORIES_PER_EDGE = 3
+RECENT_MENTIONS = 200
 # Edges returned, strongest first, and memories read out in full, within the token budget
 # (DEFAULT_MAX_TOKENS unless the caller gives one): the entry points' own first, at most
 # MAX_ENTRY_MEMORIES of them so the edges keep room, then those of the strongest edges.
@@ -69,9 +71,10 @@ class Edge:
     weight: float
     memories: int
     notes: int
-    # How the two were named there: fact keys ("PERSON"), "tag" or "text".
+    # How the two were named where they were mentioned together lately (in the memories among
+    # each one's RECENT_MENTIONS newest, and in notes): fact keys ("PERSON"), "tag" or "text".
     via: list[str]
-    # The newest memories and notes mentioning both, by public id.
+    # The newest of those memories, and the newest notes, mentioning both, by public id.
     memory_ids: list[uuid.UUID]
     note_ids: list[uuid.UUID]
 
@@ -239,83 +242,81 @@ def entity_find(*, owner: Actor, name: object) -> Entity:
     raise EntityNotFound(f"No entity named {name!r} in your memories.{hint}")
 
 
-# Pairs of entities mentioned by one current memory or one note (`{pairs}` picks which pairs).
-# Mentions carry whether their memory is current and when it was written (models.EntityMention),
-# and a memory's mentions name entities of the memory's own space (memories.graph.linking), so the
-# graph reads mentions alone, starting from entities of the spaces reached.
+# Links are read from memories_entity_link (models.EntityLink), summing each link's rows; a link
+# joins entities of one space, so the graph reads links alone, starting from entities of the spaces
+# reached.
 _NEIGHBOURS_SQL = f"""
-    WITH pairs AS (
-        SELECT b.entity_id AS target, least(a.weight, b.weight) AS weight
-        FROM memories_entity_mention a
-        JOIN memories_entity_mention b ON b.memory_id = a.memory_id AND b.entity_id <> a.entity_id
-        WHERE a.entity_id IN ({_REACHED_ENTITIES.format(ids="%(frontier)s")}) AND a.memory_current
-          AND b.entity_id <> ALL(%(seen)s)
-        UNION ALL
-        SELECT b.entity_id, least(a.weight, b.weight)
-        FROM memories_note_mention a
-        JOIN memories_note_mention b ON b.note_id = a.note_id AND b.entity_id <> a.entity_id
-        JOIN memories_note t ON t.id = a.note_id AND t.space_id = ANY(%(spaces)s)
-        WHERE a.entity_id = ANY(%(frontier)s) AND b.entity_id <> ALL(%(seen)s)
-    )
-    SELECT target, sum(weight) AS weight FROM pairs GROUP BY target ORDER BY weight DESC, target LIMIT %(room)s
+    SELECT target_id FROM memories_entity_link
+    WHERE source_id IN ({_REACHED_ENTITIES.format(ids="%(frontier)s")}) AND target_id <> ALL(%(seen)s)
+    GROUP BY target_id HAVING sum(memories) > 0 OR sum(notes) > 0
+    ORDER BY sum(weight) DESC, target_id LIMIT %(room)s
 """
 # The edges among the chosen entities (`nodes`), each one's counts and the notes mentioning the
-# entry points (`entry`), from one read of their mentions by current memories and by notes: rows
-# ('edge', source, target, weight, memories, notes, how, memory ids, note ids, NULL, NULL, memory
-# public ids), ('node', entity, NULL, NULL, memories, notes, NULL, NULL, NULL, first seen, last
-# seen, NULL) and ('note', NULL, ..., NULL, note ids newest first, NULL, NULL, NULL). The memories'
-# mentions are read once and kept (MATERIALIZED): left to the planner, the same statement ran
-# 1.5 times slower on one store of two (docs/benchmarks.md, "Request overhead").
+# entry points (`entry`), in one statement: rows ('edge', source, target, weight, memories, notes,
+# how, memory ids, note ids, NULL, NULL, memory public ids), ('node', entity, NULL, NULL, memories,
+# notes, NULL, NULL, NULL, first seen, last seen, NULL) and ('note', NULL, ..., NULL, note ids
+# newest first, NULL, NULL, NULL). Weights and counts are the links' (an entity's link to itself
+# counts its own); what names an edge (how, memory and note ids) is read from the RECENT_MENTIONS
+# newest mentions of each entity by current memories, and from its notes' mentions.
 _GRAPH_SQL = f"""
-    WITH memory_mentions AS MATERIALIZED (
-        SELECT entity_id, memory_id, weight, source, memory_created_at AS created_at
-        FROM memories_entity_mention
-        WHERE entity_id IN ({_REACHED_ENTITIES.format(ids="%(nodes)s")}) AND memory_current
+    WITH nodes AS MATERIALIZED ({_REACHED_ENTITIES.format(ids="%(nodes)s")}),
+    links AS MATERIALIZED (
+        SELECT s.id AS source, t.id AS target, l.weight, l.memories, l.notes
+        FROM nodes s JOIN nodes t ON t.id >= s.id
+        CROSS JOIN LATERAL (
+            SELECT round(sum(weight)::numeric, 6)::float8 AS weight, sum(memories) AS memories, sum(notes) AS notes
+            FROM memories_entity_link WHERE source_id = s.id AND target_id = t.id
+        ) l
+        WHERE l.memories > 0 OR l.notes > 0
+    ),
+    edges AS MATERIALIZED (
+        SELECT * FROM links WHERE source <> target ORDER BY weight DESC, source, target LIMIT %(edges)s
+    ),
+    recent AS MATERIALIZED (
+        SELECT r.* FROM nodes n CROSS JOIN LATERAL (
+            SELECT entity_id, memory_id, weight, source, memory_created_at AS created_at
+            FROM memories_entity_mention
+            WHERE entity_id = n.id AND memory_current
+            ORDER BY memory_created_at DESC LIMIT %(recent)s
+        ) r
     ),
     note_mentions AS MATERIALIZED (
-        SELECT a.entity_id, a.note_id, a.weight, a.source, t.updated_at
+        SELECT a.entity_id, a.note_id, a.source, t.updated_at
         FROM memories_note_mention a
         JOIN memories_note t ON t.id = a.note_id AND t.space_id = ANY(%(spaces)s)
-        WHERE a.entity_id = ANY(%(nodes)s)
+        WHERE a.entity_id IN (SELECT id FROM nodes)
     ),
-    pairs AS (
-        SELECT a.entity_id AS source, b.entity_id AS target, least(a.weight, b.weight) AS weight,
-               a.source AS source_how, b.source AS target_how, a.memory_id, NULL::bigint AS note_id,
-               a.created_at AS at
-        FROM memory_mentions a JOIN memory_mentions b ON b.memory_id = a.memory_id AND b.entity_id > a.entity_id
+    together AS (
+        SELECT a.entity_id AS source, b.entity_id AS target, a.source AS source_how, b.source AS target_how,
+               a.memory_id, NULL::bigint AS note_id, a.created_at AS at
+        FROM recent a JOIN recent b ON b.memory_id = a.memory_id AND b.entity_id > a.entity_id
         UNION ALL
-        SELECT a.entity_id, b.entity_id, least(a.weight, b.weight), a.source, b.source, NULL, a.note_id, a.updated_at
+        SELECT a.entity_id, b.entity_id, a.source, b.source, NULL, a.note_id, a.updated_at
         FROM note_mentions a JOIN note_mentions b ON b.note_id = a.note_id AND b.entity_id > a.entity_id
     ),
-    edges AS (
-        SELECT source, target, sum(weight) AS weight, count(memory_id) AS memories, count(note_id) AS notes,
-               array_agg(DISTINCT source_how) || array_agg(DISTINCT target_how) AS how,
+    named AS MATERIALIZED (
+        SELECT source, target, array_agg(DISTINCT source_how) || array_agg(DISTINCT target_how) AS how,
                (array_agg(memory_id ORDER BY at DESC, memory_id DESC)
                     FILTER (WHERE memory_id IS NOT NULL))[1:%(per_edge)s] AS memory_ids,
                (array_agg(note_id ORDER BY at DESC, note_id DESC)
                     FILTER (WHERE note_id IS NOT NULL))[1:%(per_edge)s] AS note_ids
-        FROM pairs
+        FROM together WHERE (source, target) IN (SELECT source, target FROM edges)
         GROUP BY source, target
-        ORDER BY weight DESC, source, target
-        LIMIT %(edges)s
-    ),
-    memory_counts AS (
-        SELECT entity_id, count(*) AS memories, min(created_at) AS first, max(created_at) AS last
-        FROM memory_mentions GROUP BY entity_id
-    ),
-    note_counts AS (SELECT entity_id, count(*) AS notes FROM note_mentions GROUP BY entity_id)
-    SELECT 'edge', source, target, weight, memories, notes, how, memory_ids, note_ids,
+    )
+    SELECT 'edge', e.source, e.target, e.weight, e.memories, e.notes, n.how, n.memory_ids, n.note_ids,
            NULL::timestamptz, NULL::timestamptz,
            ARRAY(
-               SELECT m.public_id FROM unnest(memory_ids) WITH ORDINALITY AS e (id, n)
-               JOIN memories_memory m ON m.id = e.id AND m.space_id = ANY(%(spaces)s)
-               ORDER BY e.n
+               SELECT m.public_id FROM unnest(n.memory_ids) WITH ORDINALITY AS i (id, n)
+               JOIN memories_memory m ON m.id = i.id AND m.space_id = ANY(%(spaces)s)
+               ORDER BY i.n
            )
-    FROM edges
+    FROM edges e LEFT JOIN named n ON n.source = e.source AND n.target = e.target
     UNION ALL
-    SELECT 'node', entity_id, NULL, NULL, coalesce(m.memories, 0), coalesce(n.notes, 0), NULL, NULL, NULL,
-           m.first, m.last, NULL
-    FROM memory_counts m FULL JOIN note_counts n USING (entity_id)
+    SELECT 'node', s.id, NULL, NULL, coalesce(l.memories, 0), coalesce(l.notes, 0), NULL, NULL, NULL,
+           (SELECT min(memory_created_at) FROM memories_entity_mention WHERE entity_id = s.id AND memory_current),
+           (SELECT max(memory_created_at) FROM memories_entity_mention WHERE entity_id = s.id AND memory_current),
+           NULL
+    FROM nodes s LEFT JOIN links l ON l.source = s.id AND l.target = s.id
     UNION ALL
     SELECT 'note', NULL, NULL, NULL, NULL, NULL, NULL, NULL, array_agg(note_id ORDER BY updated_at DESC, note_id DESC),
            NULL, NULL, NULL
@@ -459,6 +460,7 @@ def _graph(owner: Reach, entities: dict[int, Entity], entry: list[Entity]) -> _G
         "nodes": list(entities),
         "entry": [entity.pk for entity in entry],
         "per_edge": MEMORIES_PER_EDGE,
+        "recent": RECENT_MENTIONS,
         "edges": MAX_EDGES,
         "entry_notes": MAX_ENTRY_NOTES,
     }
@@ -484,7 +486,7 @@ def _graph(owner: Reach, entities: dict[int, Entity], entry: list[Entity]) -> _G
             round(weight, 3),
             memory_count,
             note_count,
-            _how_named(how),
+            _how_named(how or []),
             public_ids,
             [notes[note_id].public_id for note_id in edge_notes or [] if note_id in notes],
         )

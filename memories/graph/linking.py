@@ -2,10 +2,11 @@
 
 Entities are extracted by rules (memories.entities.extraction) from a memory's text, its tags and its
 compressed facts, and stored per space (`Entity`, one row per normalised key, sealed, found by
-the key's keyed digest) with one `EntityMention` per memory and entity. Edges are not stored: two
-entities are linked by the memories that mention both, weighted by how each mention came about (a
-fact key counts more than a word in the text), so the graph is current the moment a memory's
-mentions are.
+the key's keyed digest) with one `EntityMention` per memory and entity. Two entities are linked by
+the memories (and notes) that mention both, weighted by how each mention came about (a fact key
+counts more than a word in the text). The database keeps the links (`EntityLink`) from the
+mentions in the same transaction, so the graph is current the moment a memory's mentions are;
+`links_merge`, run by the minute sweep, merges each link's rows.
 
 A memory's mentions name entities of the memory's own space (a memory moved to another space is
 linked again there, in the same transaction), and each carries a copy of whether its memory is
@@ -203,6 +204,45 @@ def _note_mentions(note: Note) -> list[Mention]:
     tagged = [key for key, mention in first.items() if mention.source == "tag"]
     ranked = tagged + sorted((key for key in first if key not in tagged), key=lambda key: -counts[key])
     return [first[key] for key in ranked[:NOTE_MAX_ENTITIES]]
+
+
+# Links merged per transaction by links_merge; the advisory lock keeps two sweeps from merging at once.
+MERGE_BATCH = 20_000
+MERGE_LOCK = 0x6C696E6B  # "link"
+_MERGE_LINKS_SQL = """
+    WITH changed AS (
+        SELECT DISTINCT source_id, target_id FROM memories_entity_link WHERE NOT merged LIMIT %(limit)s
+    ),
+    gone AS (
+        DELETE FROM memories_entity_link l USING changed c
+        WHERE l.source_id = c.source_id AND l.target_id = c.target_id
+        RETURNING l.source_id, l.target_id, l.weight, l.memories, l.notes
+    ),
+    merged AS (
+        INSERT INTO memories_entity_link (source_id, target_id, weight, memories, notes, merged)
+        SELECT source_id, target_id, sum(weight), sum(memories), sum(notes), true FROM gone
+        GROUP BY source_id, target_id HAVING sum(memories) <> 0 OR sum(notes) <> 0
+    )
+    SELECT count(*) FROM changed
+"""
+
+
+def links_merge() -> int:
+    """Merge the rows of each link that changed into one, and drop the links no memory or note
+    makes any more (models.EntityLink), MERGE_BATCH links per transaction; returns how many
+    links were merged (none while another process merges). Reads sum a link's rows, so they never
+    depend on this having run."""
+    merged = 0
+    while True:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [MERGE_LOCK])
+            if not cursor.fetchone()[0]:
+                return merged
+            cursor.execute(_MERGE_LINKS_SQL, {"limit": MERGE_BATCH})
+            changed = cursor.fetchone()[0]
+        merged += changed
+        if changed < MERGE_BATCH:
+            return merged
 
 
 def entities_prune() -> int:
