@@ -27,21 +27,21 @@ and a huey consumer started as `make run` starts them. Phases (`--phases 10k,spa
   `--owner-memories` (10,000) each.
 The team spaces and the large owners' stores are stored directly (binary COPY) and derived from
 owner A's: each memory copies one of A's in A's order, its text and its chunks, each chunk's
-vector moved by Gaussian noise to a cosine of about 0.875 from the original (uniform random vectors
-would make recall meaningless). They need phase 10k's owner A in the same data folder. Built once
-and kept: a later run with the same sizes reuses them (`--rebuild` builds them again).
+vector moved by Gaussian noise to a cosine of about 0.875 from the original (uniform random
+vectors would make recall meaningless), and its entities are linked as the worker links them.
+They need phase 10k's owner A in the same data folder. Built once and kept: a later run with the
+same sizes reuses them (`--rebuild` builds them again).
 Each phase then searches with `--queries` (200) questions from bench/corpus.py, top_k 10, going
 through every path for one query before the next, so that the machine's drift weighs on all alike:
-`memory_search` over MCP (SDK client; `session_start` and `memory_count` with the same query too,
-and in phases 10k and spaces `explore_graph` from the query and from the entity that exploration
-starts at), `GET /api/v1/memories/search` over REST (keep-alive) and `search_hybrid` in this
-process. Then the pipeline's parts one by one, and the vector signal's recall: its top 40 memories
-(top_k x CANDIDATES_PER_RESULT, the limit search gives it) against those of its exact scan, with the real
-query embeddings. Before searching, the graph's links are merged and the tables searched vacuumed and analysed (the
-state the minute sweep and autovacuum leave them in), and
-the large spaces' HNSW indexes are built (as a worker does within ten minutes). The total of
-memories printed counts every memory in the database, derived stores kept from earlier runs
-included.
+`memory_search` over MCP (SDK client; `session_start`, `memory_count` and `explore_graph` with the
+same query too, and `explore_graph` from the entity that exploration starts at),
+`GET /api/v1/memories/search` over REST (keep-alive) and `search_hybrid` in this process. Then the
+pipeline's parts one by one, and the vector signal's recall: its top 40 memories (top_k x
+CANDIDATES_PER_RESULT, the limit search gives it) against those of its exact scan, with the real
+query embeddings. Before searching, the graph's links are merged and the tables searched vacuumed
+and analysed (the state the minute sweep and autovacuum leave them in), and the large spaces'
+HNSW indexes are built (as a worker does within ten minutes). The total of memories printed counts
+every memory in the database, derived stores kept from earlier runs included.
 
 Targets (on a quiet 2-core machine): at 10k, MCP search p50 <= 25 ms and p95 <= 50 ms and
 vector recall >= 0.99; MCP p50 at most the in-process p50 + 6 ms (the client's CPU included), REST
@@ -108,11 +108,11 @@ from bench.spine import percentile  # noqa: E402
 from gnosem.types import Owner  # noqa: E402
 from memories.encryption.derived import derive_stored_forms  # noqa: E402
 from memories.graph.explore import graph_explore  # noqa: E402
-from memories.graph.linking import links_merge  # noqa: E402
+from memories.graph.linking import entities_link, links_merge  # noqa: E402
 from memories.indexing.embedding import get_embedder  # noqa: E402
 from memories.indexing.vector_indexes import vector_indexes_maintain  # noqa: E402
 from memories.indexing.vectors import serving_model_name  # noqa: E402
-from memories.models import IndexingStatus, Memory  # noqa: E402
+from memories.models import EntityMention, IndexingStatus, Memory  # noqa: E402
 from memories.search.pipeline import CANDIDATES_PER_RESULT, search_hybrid  # noqa: E402
 from memories.search.signals import halfvec_from_binary, keyword_ranking, vector_ranking  # noqa: E402
 from memories.selectors import MemoryFilters  # noqa: E402
@@ -175,8 +175,8 @@ class PhaseResult:
     recall: float
     session_start: ToolCalls
     count: ToolCalls
-    explore: ToolCalls | None = None
-    explore_entity: ToolCalls | None = None
+    explore: ToolCalls
+    explore_entity: ToolCalls
     writes: ToolCalls | None = None
     index_seconds: float | None = None
     store_seconds: float | None = None
@@ -219,6 +219,12 @@ def fresh_owner(username: str) -> Owner:
 
 def memory_count(space_ids: list[int]) -> int:
     return Memory.objects.filter(space_id__in=space_ids).count()
+
+
+def complete(space_ids: list[int]) -> bool:
+    """Whether these spaces' memories have chunks and entities (stores derived before their
+    entities were linked have none, and are built again)."""
+    return bool(chunk_count(space_ids)) and EntityMention.objects.filter(memory__space_id__in=space_ids).exists()
 
 
 def chunk_count(space_ids: list[int]) -> int:
@@ -292,7 +298,7 @@ def conversation_phase(args: argparse.Namespace, url: str, queries: list[str], w
             sys.exit("--searches-only needs a conversation an earlier run of phase 10k wrote in this data folder")
         settle()
         token = token_create(owner=owner, name=CLIENT, scope="write").secret
-        return measure_searches("10k", reach_of(owner), token, url, queries, graph=True)
+        return measure_searches("10k", reach_of(owner), token, url, queries)
     owner, other = fresh_owner(f"{USER_PREFIX}a"), fresh_owner(f"{USER_PREFIX}b")
     tokens = [token_create(owner=user, name=CLIENT, scope="write").secret for user in (owner, other)]
     schedule = interleaved(corpus.memories(args.memories, seed=7), corpus.memories(args.other, seed=8))
@@ -306,7 +312,7 @@ def conversation_phase(args: argparse.Namespace, url: str, queries: list[str], w
         flush=True,
     )
     settle()
-    result = measure_searches("10k", reach_of(owner), tokens[0], url, queries, graph=True)
+    result = measure_searches("10k", reach_of(owner), tokens[0], url, queries)
     result.writes, result.index_seconds = writes, index_seconds
     return result
 
@@ -400,7 +406,8 @@ def store_derived(
     """Give the space `count` indexed memories by `author` copied from `source` in its order (from a
     random start, wrapping around), as one client's conversation with turns seconds apart. The
     memories are inserted through `bulk_create`, which seals their texts, after their search
-    columns are derived; their chunks are copied."""
+    columns are derived; their chunks are copied, and their entities linked as the worker links
+    them."""
     dimension = source.vectors.shape[1]
     origin = int(rng.integers(len(source.memories)))
     gaps = np.cumsum(rng.uniform(*TURN_GAP_SECONDS, count))
@@ -454,6 +461,7 @@ def store_derived(
                     for (memory_id, row), vector in zip(chunks, vectors, strict=True)
                 ],
             )
+            entities_link(ids)
         progress.update(len(picks))
 
 
@@ -462,7 +470,7 @@ def derived_owners(owners: list[tuple[str, int]], source: SourceStore, rebuild: 
     run left them at these sizes."""
     users = [owner_named(username) for username, _ in owners]
     personal = {user.username: [personal_space_of(user).pk] for user in users if user is not None}
-    stored = {username: memory_count(ids) for username, ids in personal.items() if chunk_count(ids)}
+    stored = {username: memory_count(ids) for username, ids in personal.items() if complete(ids)}
     if not rebuild and all(stored.get(username) == count for username, count in owners):
         print(
             f"reusing the {sum(stored.values()):,} stored memories of {len(owners)} owner(s)"
@@ -506,7 +514,7 @@ def prepare_team_spaces(member: Owner, count: int, source: SourceStore, rebuild:
             kind=SpaceKind.TEAM, name__in=TEAM_SPACES, memberships__user=owner, memberships__role=Role.OWNER
         ).order_by("name")
     )
-    stored = {space.name: memory_count([space.pk]) for space in spaces if chunk_count([space.pk])}
+    stored = {space.name: memory_count([space.pk]) for space in spaces if complete([space.pk])}
     if not rebuild and all(stored.get(name) == count for name in TEAM_SPACES):
         print(
             f"reusing the {sum(stored.values()):,} stored memories of the team spaces (--rebuild builds them again)",
@@ -541,8 +549,8 @@ def spaces_phase(args: argparse.Namespace, source: SourceStore, url: str, querie
     personal = token_create(owner=member, name=CLIENT, scope="write", spaces=[str(personal_space_of(member).public_id)])
     every = token_create(owner=member, name=CLIENT, scope="write")
     settle()
-    one = measure_searches(ONE_SPACE, token_reach(personal.token), personal.secret, url, queries, graph=True)
-    three = measure_searches(THREE_SPACES, token_reach(every.token), every.secret, url, queries, graph=True)
+    one = measure_searches(ONE_SPACE, token_reach(personal.token), personal.secret, url, queries)
+    three = measure_searches(THREE_SPACES, token_reach(every.token), every.secret, url, queries)
     three.store_seconds = stored
     return [one, three]
 
@@ -560,9 +568,7 @@ READ_TOOLS: dict[str, tuple[str, Callable[[str], dict]]] = {
 
 def graph_tools(reach: Reach, queries: list[str]) -> dict[str, tuple[str, Callable[[str], dict]]]:
     """explore_graph from each query, and from the entity that exploration starts at (the query's
-    first entry point, found in this process beforehand). Timed only where owner A's personal space
-    is searched: the derived stores copy memories and vectors, not the entities the worker links
-    while indexing."""
+    first entry point, found in this process beforehand)."""
     entry = {query: graph_explore(owner=reach, query=query).entry for query in queries}
     names = [entities[0].name for entities in entry.values() if entities]
     return {
@@ -653,13 +659,11 @@ def timed(function: Callable[..., T], /, *arguments, **keywords) -> tuple[T, flo
     return value, (time.perf_counter() - start) * 1000
 
 
-def measure_searches(
-    phase: str, reach: Reach, token: str, url: str, queries: list[str], graph: bool = False
-) -> PhaseResult:
+def measure_searches(phase: str, reach: Reach, token: str, url: str, queries: list[str]) -> PhaseResult:
     """Search the spaces `reach` reaches, as `token` (which reaches the same) over MCP and REST and
-    as `reach` in this process; `graph`: time `explore_graph` too."""
+    as `reach` in this process."""
     print(f"{phase}: searching ...", flush=True)
-    tools = READ_TOOLS | (graph_tools(reach, queries) if graph else {})
+    tools = READ_TOOLS | graph_tools(reach, queries)
     model = serving_model_name()
     embedder = get_embedder(model)
     embedder.warm_up_queries()
@@ -690,8 +694,8 @@ def measure_searches(
         mcp=paths.tools["memory_search"],
         session_start=paths.tools["session_start"],
         count=paths.tools["memory_count"],
-        explore=paths.tools.get("explore_graph"),
-        explore_entity=paths.tools.get("explore_graph (entity)"),
+        explore=paths.tools["explore_graph"],
+        explore_entity=paths.tools["explore_graph (entity)"],
         rest=paths.rest,
         in_process=paths.in_process,
         recall=float(np.mean(overlaps)),
@@ -768,8 +772,8 @@ def report(results: list[PhaseResult], queries: int) -> None:
         f" {'from an entity':>15}  (session_start, memory_count and explore_graph with the query)"
     )
     for r in results:
-        explore = p50_p95(r.explore.latencies) if r.explore else "-"
-        entity = p50_p95(r.explore_entity.latencies) if r.explore_entity else "-"
+        explore = p50_p95(r.explore.latencies)
+        entity = p50_p95(r.explore_entity.latencies)
         print(
             f"{r.phase:26} {p50_p95(r.session_start.latencies):>15} {p50_p95(r.count.latencies):>15}"
             f" {explore:>15} {entity:>15}"
@@ -785,7 +789,6 @@ def report(results: list[PhaseResult], queries: int) -> None:
                 ("explore_graph", r.explore),
                 ("from an entity", r.explore_entity),
             )
-            if calls is not None
         )
         print(
             f"{r.phase:26} MCP +{search - in_process:.1f} ms, REST +{percentile(r.rest, 50) - in_process:.1f} ms;"

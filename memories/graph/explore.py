@@ -352,14 +352,12 @@ def graph_explore(
     owner = reach_of(owner)
     entry_memories = None
     if entity is not None:
-        entry = [entity_find(owner=owner, name=entity)]
+        entry = [entity_find(owner=owner, name=entity).pk]
     elif entity_id is not None:
-        entry = [entity_get(owner=owner, public_id=entity_id)]
+        entry = [entity_get(owner=owner, public_id=entity_id).pk]
     else:
         entry, entry_memories = _entry_points(owner, query)
-    return graph_explore_from(
-        owner=owner, entry=entry, depth=depth, limit=limit, max_tokens=max_tokens, entry_memories=entry_memories
-    )
+    return _explore(owner, entry, depth=depth, limit=limit, max_tokens=max_tokens, entry_memories=entry_memories)
 
 
 def graph_explore_from(
@@ -369,13 +367,25 @@ def graph_explore_from(
     depth: int = 1,
     limit: int = DEFAULT_ENTITY_LIMIT,
     max_tokens: int | None = None,
+) -> GraphView:
+    """As `graph_explore`, from these reached entities (the entity page starts from its own); their
+    own memories are those mentioning them most firmly, newest first."""
+    return _explore(reach_of(owner), [node.pk for node in entry], depth=depth, limit=limit, max_tokens=max_tokens)
+
+
+def _explore(
+    owner: Reach,
+    entry: list[int],
+    *,
+    depth: int,
+    limit: int,
+    max_tokens: int | None,
     entry_memories: list[Memory] | None = None,
 ) -> GraphView:
-    """As `graph_explore`, from these reached entities (the entity page starts from its own);
-    `entry_memories` are their own memories, best first (by default those mentioning them most
+    """`graph_explore` from the entities with these row ids (those of unreached spaces are left
+    out), `entry_memories` their own memories, best first (by default those mentioning them most
     firmly, newest first)."""
-    owner = reach_of(owner)
-    depths = {node.pk: 0 for node in entry[:limit] if node.space_id in owner.space_ids}
+    depths = dict.fromkeys(entry[:limit], 0)
     frontier = list(depths)
     for step in range(1, depth + 1):
         if not frontier or len(depths) >= limit:
@@ -383,7 +393,7 @@ def graph_explore_from(
         frontier = _strongest_neighbours(owner, frontier, list(depths), limit - len(depths))
         depths.update({node_id: step for node_id in frontier})
     entities = Entity.objects.filter(space_id__in=owner.space_ids, pk__in=depths).in_bulk()
-    starts = [node for node in entry if node.pk in entities]
+    starts = [entities[node_id] for node_id in entry if node_id in entities]
     if entry_memories is None:
         entry_memories = entity_memories(owner=owner, entities=starts, limit=MAX_ENTRY_MEMORIES) if starts else []
     own = entry_memories[:MAX_ENTRY_MEMORIES]
@@ -404,9 +414,9 @@ def graph_explore_from(
     )
 
 
-def _entry_points(owner: Reach, query: object) -> tuple[list[Entity], list[Memory]]:
-    """The entities mentioned most strongly by the best results for `query`, and those results
-    mentioning them, best first."""
+def _entry_points(owner: Reach, query: object) -> tuple[list[int], list[Memory]]:
+    """The entities (row ids) mentioned most strongly by the best results for `query`, and those
+    results mentioning them, best first."""
     hits = search_hybrid(owner=owner, query=query, top_k=QUERY_RESULTS, diversity=0)
     scores = {hit.memory.pk: hit.score for hit in hits}
     with connection.cursor() as cursor:
@@ -416,9 +426,8 @@ def _entry_points(owner: Reach, query: object) -> tuple[list[Entity], list[Memor
     for entity_id, memory_id, weight in mentions:
         strength[entity_id] = strength.get(entity_id, 0.0) + scores[memory_id] * weight
     best = sorted(strength, key=lambda entity_id: (-strength[entity_id], entity_id))[:QUERY_ENTRY_POINTS]
-    found = Entity.objects.filter(space_id__in=owner.space_ids, pk__in=best).in_bulk()
-    mentioning = {memory_id for entity_id, memory_id, _ in mentions if entity_id in found}
-    return [found[entity_id] for entity_id in best], [hit.memory for hit in hits if hit.memory.pk in mentioning]
+    mentioning = {memory_id for entity_id, memory_id, _ in mentions if entity_id in best}
+    return best, [hit.memory for hit in hits if hit.memory.pk in mentioning]
 
 
 # The mentions (entity, memory, weight) of entities of the spaces reached by the given memories.
