@@ -21,7 +21,7 @@ _ADDED = """
     INSERT INTO memories_entity_link (source_id, target_id, weight, memories, notes)
     SELECT source, target, sum(weight), {counts}
     FROM (SELECT source, target, weight FROM pairs UNION ALL SELECT target, source, weight FROM pairs WHERE mirrored) p
-    GROUP BY source, target ORDER BY source, target;
+    GROUP BY source, target;
 """
 # Before the statement, the changed owners' mentions were those it left alone (`{unchanged}` keeps
 # them) and the changed rows as they were.
@@ -40,7 +40,7 @@ _REMOVED = """
     INSERT INTO memories_entity_link (source_id, target_id, weight, memories, notes)
     SELECT source, target, -sum(weight), {removed_counts}
     FROM (SELECT source, target, weight FROM pairs UNION ALL SELECT target, source, weight FROM pairs WHERE mirrored) p
-    GROUP BY source, target ORDER BY source, target;
+    GROUP BY source, target;
 """
 _LEFT_ALONE = "AND NOT EXISTS (SELECT FROM new_rows n WHERE n.entity_id = m.entity_id AND n.{owner} = m.{owner})"
 _FUNCTION = """
