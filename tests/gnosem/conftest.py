@@ -1,8 +1,8 @@
 """The embedded PostgreSQL's processes as the tests that stop it see them (shared with the fault
 tests, which stop it under a running server)."""
 
-import os
 import signal
+import time
 from pathlib import Path
 
 import psutil
@@ -19,4 +19,15 @@ def server_pid(pgdata: Path) -> int | None:
 
 
 def kill_the_postmaster(pgdata: Path) -> None:
-    os.kill(server_pid(pgdata), signal.SIGKILL)
+    """SIGKILL, waited for: once this returns the server is down (its backends may not know yet)."""
+    postmaster = psutil.Process(server_pid(pgdata))
+    postmaster.send_signal(signal.SIGKILL)
+    wait_until_gone(postmaster)
+
+
+def wait_until_gone(process: psutil.Process) -> None:
+    """Until the process has exited (a zombie counts: nothing here reaps orphans)."""
+    deadline = time.monotonic() + 30
+    while process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, f"process {process.pid} did not stop"
+        time.sleep(0.01)

@@ -23,7 +23,7 @@ import psycopg
 import pytest
 from django.conf import settings
 
-from tests.gnosem.conftest import kill_the_postmaster, server_pid
+from tests.gnosem.conftest import kill_the_postmaster, server_pid, wait_until_gone
 
 # A process that attaches, reports, then obeys commands on stdin: "query" runs SELECT 1 through
 # the server, end of input exits normally.
@@ -66,8 +66,8 @@ class Holder:
         # readline() blocks; the subprocess either answers promptly or dies (empty line).
         return self.process.stdout.readline().strip()
 
-    def query(self) -> str:
-        self.process.stdin.write("query\n")
+    def query(self, command: str = "query") -> str:
+        self.process.stdin.write(f"{command}\n")
         self.process.stdin.flush()
         return self.read_line()
 
@@ -297,7 +297,8 @@ def test_it_refuses_a_socket_folder_someone_else_prepared(long_pgdata, holders, 
 # --- A stopped server is started again by the next connection, through Django's backend. ---
 
 # A Django process (settings from the environment, GNOSEM_DATA_DIR of the test's own) that runs
-# SELECT 1 for each line on stdin, after what every request and every huey task starts with.
+# SELECT 1 for each line on stdin, after what every request and every huey task starts with; the
+# line "backend" answers its kept connection's server process, "usable" the health check's verdict.
 DJANGO_HOLDER = """
 import os
 import sys
@@ -310,6 +311,12 @@ from django.db import close_old_connections, connection
 
 print("ready", flush=True)
 for line in sys.stdin:
+    if line.strip() == "backend":
+        print("answer", connection.connection.info.backend_pid, flush=True)
+        continue
+    if line.strip() == "usable":
+        print("answer", connection.is_usable(), flush=True)
+        continue
     close_old_connections()
     try:
         with connection.cursor() as cursor:
@@ -371,6 +378,24 @@ def test_a_stopped_server_is_started_again_by_the_next_query(pgdata, holders, st
     assert first.exit() == 0
     assert second.exit() == 0
     assert wait_until_stopped(server_data)  # the restarted server is still stopped by the last one out
+
+
+def test_a_kept_connection_whose_postmaster_died_is_not_reused(pgdata, holders):
+    """Its backend may not have noticed yet: frozen here, it never does, and its socket stays quiet."""
+    holders.append(holder := DjangoHolder(pgdata))
+    holder.wait_ready()
+    assert holder.query() == "answer 1"
+    backend = psutil.Process(int(holder.query("backend").split()[1]))
+    assert holder.query("usable") == "answer True"
+
+    backend.suspend()
+    try:
+        kill_the_postmaster(pgdata / "postgres")
+        assert holder.query("usable") == "answer False"
+    finally:
+        backend.kill()  # it holds the old server's shared memory, which a new server must not find in use
+    wait_until_gone(backend)
+    assert holder.query() == "answer 1"  # a new connection, to the server started again
 
 
 def test_a_process_already_attached_still_creates_another_database_it_names(db):
