@@ -795,8 +795,10 @@ def report(results: list[PhaseResult], queries: int) -> None:
             f" against MCP search: {ratios}"
         )
     for r in results:
-        cpu = f"memory_search {r.mcp.client_cpu_ms:.1f} ms" + (
-            f", memory_write {r.writes.client_cpu_ms:.1f} ms" if r.writes else ""
+        cpu = (
+            f"memory_search {r.mcp.client_cpu_ms:.1f} ms, explore_graph {r.explore.client_cpu_ms:.1f} ms"
+            f" (from an entity {r.explore_entity.client_cpu_ms:.1f} ms)"
+            + (f", memory_write {r.writes.client_cpu_ms:.1f} ms" if r.writes else "")
         )
         store = f"; derived store ready in {r.store_seconds:.0f} s" if r.store_seconds is not None else ""
         print(f"phase {r.phase}: MCP SDK client CPU per call (this process): {cpu}{store}")

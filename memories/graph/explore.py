@@ -20,7 +20,7 @@ from memories.entities.extraction import entity_key
 from memories.models import Entity, EntityMention, Memory, Note, NoteMention
 from memories.reading.budget import fit_to_budget, reading_tokens
 from memories.search.pipeline import search_hybrid
-from memories.selectors import memories_of
+from memories.selectors import memories_by_id
 from memories.vocabulary import MAX_ENTITY_NAME_CHARS
 
 MAX_DEPTH = 2
@@ -202,7 +202,7 @@ def entity_memories(*, owner: Actor, entities: list[Entity], limit: int) -> list
             {"spaces": reach_of(owner).space_ids, "entities": [entity.pk for entity in entities], "limit": limit},
         )
         memory_ids = [row[0] for row in cursor.fetchall()]
-    memories = memories_of(owner).in_bulk(memory_ids)
+    memories = memories_by_id(owner, memory_ids)
     return [memories[memory_id] for memory_id in memory_ids if memory_id in memories]
 
 
@@ -400,7 +400,7 @@ def _explore(
     graph = _graph(owner, entities, starts)
     known = {memory.pk for memory in own}
     more = [memory_id for memory_id in graph.memory_ids if memory_id not in known][: MAX_MEMORIES - len(own)]
-    read = memories_of(owner).in_bulk(more)
+    read = memories_by_id(owner, more)
     memories = own + [read[memory_id] for memory_id in more if memory_id in read]
     budget = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
     memories, cut = fit_to_budget(memories, lambda memory: reading_tokens(memory, raw=False), budget)

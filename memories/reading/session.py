@@ -22,7 +22,7 @@ from accounts.reach import Actor, Reach, reach_of
 from memories.encryption.derived import client_variants
 from memories.models import Memory
 from memories.search.pipeline import search_hybrid
-from memories.selectors import memories_of
+from memories.selectors import memories_by_id
 from memories.validation import DEFAULT_SESSION_MAX_TOKENS, clean_max_tokens, clean_query, clean_written_by
 
 # At most this many memories are considered per section.
@@ -185,7 +185,7 @@ def _listed(owner: Reach, since: datetime | None) -> dict[str, list[Memory]]:
     with connection.cursor() as cursor:
         cursor.execute(_LISTED_SQL, {"spaces": owner.space_ids, "since": since, "user": owner.user.pk})
         rows = cursor.fetchall()
-    memories = memories_of(owner).in_bulk([memory_id for _, memory_id in rows])
+    memories = memories_by_id(owner, [memory_id for _, memory_id in rows])
     listed: dict[str, list[Memory]] = {"pinned": [], "recent": [], "teammates": []}
     for section, memory_id in rows:
         if memory_id in memories:

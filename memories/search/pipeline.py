@@ -16,7 +16,6 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
 from accounts.reach import Actor, Reach, reach_of
@@ -29,7 +28,7 @@ from memories.search.negation import read_query
 from memories.search.reranking import diversify, recency_factor
 from memories.search.signals import Ranked, graph_ranking, keyword_ranking, memory_vectors, vector_ranking
 from memories.search.time_expressions import TimeWindow, parse_time_window
-from memories.selectors import MemoryFilters, memories_of
+from memories.selectors import MemoryFilters, memories_by_id, memories_of
 from memories.validation import clean_exclude, clean_fraction, clean_half_life_days, clean_top_k
 
 logger = logging.getLogger(__name__)
@@ -180,13 +179,10 @@ def _load_with_groups(
 ) -> tuple[dict[int, Memory], dict[int, list[Memory]]]:
     """The chosen memories by id, and the current members of each of these groups of
     near-duplicates by the group's original, read in one query."""
-    wanted = Q(pk__in=memory_ids)
-    if originals:
-        wanted |= Q(pk__in=originals) | Q(duplicate_of__in=originals)
     memories: dict[int, Memory] = {}
     members: dict[int, list[Memory]] = {}
     chosen, groups = set(memory_ids), set(originals)
-    for memory in memories_of(reach).filter(wanted).order_by("created_at", "id"):
+    for memory in memories_by_id(reach, [*memory_ids, *originals], groups=originals).values():
         if memory.pk in chosen:
             memories[memory.pk] = memory
         group = memory.duplicate_of_id or memory.pk

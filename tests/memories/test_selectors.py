@@ -5,10 +5,21 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from accounts.reach import reach_of
 from gnosem.errors import NotFound, ValidationError
 from memories import services
 from memories.models import IndexingStatus, Memory
-from memories.selectors import MemoryFilters, MemoryUsage, memory_get, memory_list, memory_usage
+from memories.presenters import memory_to_dict
+from memories.selectors import (
+    MemoryFilters,
+    MemoryUsage,
+    memories_by_id,
+    memories_of,
+    memory_get,
+    memory_list,
+    memory_usage,
+)
+from memories.sharing import memory_share
 from tests.memories.stored import store
 
 START = datetime(2025, 3, 1, 9, tzinfo=UTC)
@@ -168,3 +179,62 @@ def test_memory_usage_counts_the_owners_memories_and_tokens_saved(owner, strange
 
 def test_memory_usage_of_an_owner_without_memories_is_all_zero(stranger):
     assert memory_usage(stranger) == MemoryUsage(0, 0, 0, 0, 0, 0)
+
+
+def loaded_as_the_orm_loads(memory: Memory) -> tuple:
+    """Everything a read shows of a memory (memory_to_dict), every column but the full-text vector,
+    and what it was read with."""
+    columns = {
+        field.attname: getattr(memory, field.attname)
+        for field in Memory._meta.concrete_fields
+        if field.attname != "search_vector"
+    }
+    return (
+        memory_to_dict(memory),
+        columns,
+        memory.space.__dict__ | {"_state": None},
+        memory.author and memory.author.get_username(),
+        memory.shared_by and memory.shared_by.get_username(),
+    )
+
+
+def test_memories_by_id_reads_what_the_orm_reads_in_one_statement(owner, team, stranger, django_assert_num_queries):
+    written = services.memory_write(owner=owner, content="The VPN certificate expires in May.", tags=["vpn"])
+    shared = memory_share(owner=owner, public_id=written.public_id, space="Platform")
+    original = services.memory_write(owner=owner, content="Deploys go out on Tuesdays.")
+    duplicate = services.memory_write(owner=owner, content="We deploy every Tuesday.")
+    superseded = services.memory_write(owner=owner, content="The office is in Lyon.")
+    authorless = services.memory_write(owner=owner, content="Written by an account since deleted.", space="Platform")
+    Memory.objects.filter(pk=duplicate.pk).update(duplicate_of=original)
+    Memory.objects.filter(pk=superseded.pk).update(superseded_by=original)
+    Memory.objects.filter(pk=authorless.pk).update(author=None)
+    original.content_optimized = "FACT=deploys on Tuesday"
+    original.save(update_fields=["content_optimized"])
+    theirs = services.memory_write(owner=stranger, content="The stranger's own memory.")
+    ids = [memory.pk for memory in (written, shared, original, duplicate, superseded, authorless, theirs)]
+
+    reach = reach_of(owner)
+    with django_assert_num_queries(1):
+        loaded = memories_by_id(reach, ids)
+        shown = {memory_id: loaded_as_the_orm_loads(memory) for memory_id, memory in loaded.items()}
+
+    expected = memories_of(owner).in_bulk(ids)
+    assert list(loaded) == sorted(expected, key=lambda memory_id: (expected[memory_id].created_at, memory_id))
+    assert theirs.pk not in loaded
+    assert shown == {memory_id: loaded_as_the_orm_loads(memory) for memory_id, memory in expected.items()}
+    assert shown[superseded.pk][0]["superseded_by"] == str(original.public_id)
+    assert shown[duplicate.pk][0]["duplicate_of"] == str(original.public_id)
+    assert shown[shared.pk][0]["shared_by"] == owner.get_username()
+    assert shown[authorless.pk][0]["author"] is None
+    assert shown[original.pk][0]["content"] == "FACT=deploys on Tuesday"
+
+
+def test_memories_by_id_reads_the_members_of_near_duplicate_groups(owner):
+    original = services.memory_write(owner=owner, content="Deploys go out on Tuesdays.")
+    members = [services.memory_write(owner=owner, content=f"We deploy on Tuesday, note {i}.") for i in range(2)]
+    other = services.memory_write(owner=owner, content="Unrelated.")
+    Memory.objects.filter(pk__in=[member.pk for member in members]).update(duplicate_of=original)
+
+    loaded = memories_by_id(owner, [other.pk], groups=[original.pk])
+
+    assert set(loaded) == {other.pk, *(member.pk for member in members)}
