@@ -3,6 +3,7 @@
 import base64
 import binascii
 import functools
+import itertools
 import json
 import secrets
 import uuid
@@ -151,16 +152,18 @@ def memories_by_id(owner: Actor, memory_ids: Iterable[int], *, groups: Iterable[
     with connection.cursor() as cursor:
         cursor.execute(statement, parameters)
         rows = cursor.fetchall()
+    ends = list(itertools.accumulate(len(model_columns.names) for model_columns in columns))
     memories: dict[int, Memory] = {}
+    # The spaces and users the rows share, made once each (as a prefetch shares them).
+    related: dict[tuple[type[Model], object], Model | None] = {}
     for row in rows:
-        start, instances = 0, []
-        for model_columns in columns:
-            instances.append(model_columns.instance(list(row[start : start + len(model_columns.names)])))
-            start += len(model_columns.names)
-        memory = cast(Memory, instances[0])
-        for name, instance in zip(_READ_WITH, instances[1:], strict=True):
-            _relation(name).set_cached_value(memory, instance)
-        for name, public_id in zip(_LINKED, row[start:], strict=True):
+        memory = cast(Memory, columns[0].instance(list(row[: ends[0]])))
+        for name, model_columns, start, end in zip(_READ_WITH, columns[1:], ends[:-1], ends[1:], strict=True):
+            key = (model_columns.model, row[start])
+            if key not in related:
+                related[key] = model_columns.instance(list(row[start:end]))
+            _relation(name).set_cached_value(memory, related[key])
+        for name, public_id in zip(_LINKED, row[ends[-1] :], strict=True):
             relation = _relation(name)
             linked_id = getattr(memory, relation.attname)
             linked = Memory.from_db(connection.alias, _LINKED_FIELDS, [linked_id, public_id]) if linked_id else None
