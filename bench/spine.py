@@ -5,7 +5,7 @@
 Runs against its own embedded PostgreSQL under var/bench (GNOSEM_DATA_DIR overrides), starting
 gunicorn and a huey consumer exactly as `make run` does. Prints one table. Targets on a 2-core
 machine: write p95 <= 30 ms; search p50 <= 30 ms and p95 <= 60 ms at 10k memories for one owner
-among 10 owners; worker throughput >= 0.8 x raw model throughput.
+among 10 owners; worker throughput >= 0.9 x raw model throughput (timed before and after it).
 """
 
 import argparse
@@ -97,11 +97,14 @@ def measure_writes(client: McpClient, texts: list[str]) -> list[float]:
     return [client.timed("memory_write", {"content": text, "tags": ["bench"]}) for text in texts]
 
 
-def measure_worker(owner, writes: int, log_dir: Path) -> tuple[float, float]:
-    """(worker memories/s, raw model memories/s) on the same pending memories: those the writes
-    stored (a text the corpus repeats returns the stored memory)."""
+def measure_worker(owner, writes: int, log_dir: Path) -> tuple[float, float, float]:
+    """(worker memories/s, raw model memories/s before it, and after it) on the same pending
+    memories: those the writes stored (a text the corpus repeats returns the stored memory). The
+    raw model is timed on either side of the worker, so that the machine's drift during the run
+    weighs on both."""
     count = Memory.objects.filter(space__personal_of=owner, indexing_status=IndexingStatus.PENDING).count()
     assert 0 < count <= writes, f"expected up to {writes} pending memories, found {count}"
+    raw_before = measure_raw_model(owner, count)
     log = log_dir / "worker.log"
     with process(consumer_command(), log):
         # The clock starts when the consumer has loaded the model: from then on it works through
@@ -114,17 +117,20 @@ def measure_worker(owner, writes: int, log_dir: Path) -> tuple[float, float]:
                 raise RuntimeError(f"the worker did not index everything within 10 minutes; see {log}")
             time.sleep(0.05)
         elapsed = time.perf_counter() - start
-    worker_rate = count / elapsed
-    # The raw model embeds what the worker embedded: every piece of every memory (chunks, and the
-    # in-context reading of memories written in sequence; see memories.indexing.sequences).
+    return count / elapsed, raw_before, measure_raw_model(owner, count)
+
+
+def measure_raw_model(owner, count: int) -> float:
+    """Memories/s of the raw model embedding, in one batched call, what the worker embeds for the
+    owner's memories: every piece of every memory (chunks, and the in-context reading of memories
+    written in sequence; see memories.indexing.sequences)."""
     pieces = embedding_pieces(list(Memory.objects.filter(space__personal_of=owner)))
     texts = [text for memory_pieces in pieces.values() for _, text in memory_pieces]
     embedder = get_embedder()
     embedder.embed(texts[:64])  # warm
     start = time.perf_counter()
     embedder.embed(texts)
-    raw_rate = count / (time.perf_counter() - start)
-    return worker_rate, raw_rate
+    return count / (time.perf_counter() - start)
 
 
 def cached_vectors(texts: list[str], log_dir: Path) -> np.ndarray:
@@ -230,7 +236,7 @@ def main() -> None:
                 "p95 <= 30 ms",
             )
         )
-        worker_rate, raw_rate = measure_worker(owners[0], args.writes, log_dir)
+        worker_rate, raw_before, raw_after = measure_worker(owners[0], args.writes, log_dir)
         Memory.objects.filter(space__personal_of=owners[0]).delete()
         texts = corpus.memories(max(sizes))
         vectors = cached_vectors(texts, log_dir)
@@ -250,10 +256,11 @@ def main() -> None:
     print(f"\n{'measure':58} {'n':>12} {'p50 ms':>8} {'p95 ms':>8}  target")
     for name, n, p50, p95, target in rows:
         print(f"{name:58} {n:>12} {p50:8.1f} {p95:8.1f}  {target}")
-    ratio = worker_rate / raw_rate
+    raw_rate = (raw_before + raw_after) / 2
     print(
-        f"\nworker embedding throughput {worker_rate:6.1f} memories/s; raw model {raw_rate:6.1f} memories/s; "
-        f"ratio {ratio:.2f} (target >= 0.80)"
+        f"\nworker embedding throughput {worker_rate:6.1f} memories/s; raw model {raw_rate:6.1f} memories/s "
+        f"({raw_before:.1f} before the worker, {raw_after:.1f} after); ratio {worker_rate / raw_rate:.2f} "
+        "(target >= 0.90)"
     )
 
 
