@@ -26,7 +26,7 @@ finds each:
 - `token_reach` ignoring the token's binding (a token bound to one space reaching them all);
 - `token_reach` ignoring the token's scope (a read token writing);
 - `Reach.check_write` ignoring the viewer role;
-- `memories_of` dropping the space filter (every read seeing every space);
+- `memories_of` and `memories_by_id` dropping the space filter (every read seeing every space);
 - `memory_share` not checking that the caller may write the space it shares into.
 """
 
@@ -46,7 +46,7 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.test import Client
 from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
@@ -1047,10 +1047,19 @@ def viewer_role_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def space_filter_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both ways memories are read (a query, or known ids) without the spaces reached."""
+
     def memories_of_every_space(owner: Any) -> Any:
         return Memory.objects.select_related("space", "author").defer("search_vector")
 
+    def memories_by_id_every_space(owner: Any, memory_ids: Any, *, groups: Any = ()) -> dict[int, Memory]:
+        wanted = Q(pk__in=list(memory_ids)) | Q(duplicate_of__in=list(groups))
+        return {
+            memory.pk: memory for memory in memories_of_every_space(owner).filter(wanted).order_by("created_at", "id")
+        }
+
     plant(monkeypatch, selectors.memories_of, memories_of_every_space)
+    plant(monkeypatch, selectors.memories_by_id, memories_by_id_every_space)
 
 
 class ReachWritingAnywhere(Reach):
