@@ -11,11 +11,11 @@ from accounts.models import Membership, Role, SpaceInvitation, SpaceKind
 from gnosem.types import Owner
 from memories.graph.explore import DEFAULT_MAX_TOKENS as DEFAULT_GRAPH_MAX_TOKENS
 from memories.graph.explore import (
+    EDGES_PER_ENTITY,
     MAX_EDGES,
     MAX_ENTRY_MEMORIES,
     MAX_ENTRY_NOTES,
     MAX_MEMORIES,
-    MEMORIES_PER_EDGE,
     RECENT_MENTIONS,
     GraphView,
 )
@@ -402,14 +402,15 @@ GRAPH_EDGE_SCHEMA = _object(
             "type": "array",
             "items": {"type": "string", "format": "uuid"},
             "description": (
-                f"The newest memories mentioning both (up to {MEMORIES_PER_EDGE}), among the {RECENT_MENTIONS} "
-                "newest mentioning each: fewer, or none, when both were last named together longer ago."
+                f"The newest memory mentioning both (`memories` counts them all), among the {RECENT_MENTIONS} newest "
+                "mentioning each: none when both were last named together longer ago. Read it with memory_get when "
+                "it is not among the exploration's memories."
             ),
         },
         "note_ids": {
             "type": "array",
             "items": {"type": "string", "format": "uuid"},
-            "description": "The notes mentioning both, most recently changed first (up to 3; read them with note_get).",
+            "description": "The most recently changed note mentioning both (read it with note_get).",
         },
     },
     ["source", "target", "weight", "memories", "notes", "via", "memory_ids", "note_ids"],
@@ -422,7 +423,11 @@ GRAPH_SCHEMA = _object(
             "description": "The entities explored from: the one named, or those of the query's best results.",
         },
         "entities": {"type": "array", "items": GRAPH_ENTITY_SCHEMA},
-        "edges": {"type": "array", "items": GRAPH_EDGE_SCHEMA, "description": f"Strongest first, at most {MAX_EDGES}."},
+        "edges": {
+            "type": "array",
+            "items": GRAPH_EDGE_SCHEMA,
+            "description": f"Strongest first: {EDGES_PER_ENTITY} per entity returned, at most {MAX_EDGES}.",
+        },
         "memories": {
             "type": "array",
             "items": MEMORY_SCHEMA,

@@ -30,12 +30,15 @@ MAX_ENTITY_LIMIT = 50
 QUERY_RESULTS = 5
 QUERY_ENTRY_POINTS = 3
 # Memories named per edge (the newest that mention both entities), found among the newest
-# RECENT_MENTIONS mentions of each: what an edge names costs the same at any size.
-MEMORIES_PER_EDGE = 3
+# RECENT_MENTIONS mentions of each: what an edge names costs the same at any size. An id costs an
+# assistant about 25 tokens to read, as much as a short memory: an edge names one, and its count.
+MEMORIES_PER_EDGE = 1
 RECENT_MENTIONS = 200
-# Edges returned, strongest first, and memories read out in full, within the token budget
-# (DEFAULT_MAX_TOKENS unless the caller gives one): the entry points' own first, at most
-# MAX_ENTRY_MEMORIES of them so the edges keep room, then those of the strongest edges.
+# Edges returned, strongest first: EDGES_PER_ENTITY for each entity returned, MAX_EDGES at most.
+# Memories read out in full, within the token budget (DEFAULT_MAX_TOKENS unless the caller gives
+# one): the entry points' own first, at most MAX_ENTRY_MEMORIES of them so the edges keep room,
+# then those of the strongest edges.
+EDGES_PER_ENTITY = 2
 MAX_EDGES = 60
 MAX_MEMORIES = 25
 MAX_ENTRY_MEMORIES = 10
@@ -397,7 +400,7 @@ def _explore(
     if entry_memories is None:
         entry_memories = entity_memories(owner=owner, entities=starts, limit=MAX_ENTRY_MEMORIES) if starts else []
     own = entry_memories[:MAX_ENTRY_MEMORIES]
-    graph = _graph(owner, entities, starts)
+    graph = _graph(owner, entities, starts, max_edges=min(EDGES_PER_ENTITY * limit, MAX_EDGES))
     known = {memory.pk for memory in own}
     more = [memory_id for memory_id in graph.memory_ids if memory_id not in known][: MAX_MEMORIES - len(own)]
     read = memories_by_id(owner, more)
@@ -461,8 +464,8 @@ class _Graph(NamedTuple):
     counts: dict[int, _Counts]
 
 
-def _graph(owner: Reach, entities: dict[int, Entity], entry: list[Entity]) -> _Graph:
-    """The strongest MAX_EDGES edges among `entities`, what is behind them, the notes mentioning
+def _graph(owner: Reach, entities: dict[int, Entity], entry: list[Entity], *, max_edges: int) -> _Graph:
+    """The strongest `max_edges` edges among `entities`, what is behind them, the notes mentioning
     the `entry` points, and each entity's counts: one statement, and one more for the notes' titles."""
     parameters: dict[str, int | list[int]] = {
         "spaces": owner.space_ids,
@@ -470,7 +473,7 @@ def _graph(owner: Reach, entities: dict[int, Entity], entry: list[Entity]) -> _G
         "entry": [entity.pk for entity in entry],
         "per_edge": MEMORIES_PER_EDGE,
         "recent": RECENT_MENTIONS,
-        "edges": MAX_EDGES,
+        "edges": max_edges,
         "entry_notes": MAX_ENTRY_NOTES,
     }
     with connection.cursor() as cursor:

@@ -17,7 +17,7 @@ from gnosem.errors import NotFound, ValidationError
 from memories import services
 from memories.entities.extraction import entity_key
 from memories.graph import linking as graph
-from memories.graph.explore import MAX_ENTRY_MEMORIES, QUERY_RESULTS, graph_explore
+from memories.graph.explore import EDGES_PER_ENTITY, MAX_ENTRY_MEMORIES, QUERY_RESULTS, graph_explore
 from memories.models import Entity, EntityMention, Memory, NoteMention
 from memories.notes import services as notes
 from memories.search.pipeline import search_hybrid
@@ -241,6 +241,20 @@ def test_an_entity_many_memories_mention_shows_a_bounded_few_and_its_page_lists_
     entity = entities_keyed("kestrel lab", space__personal_of=owner).get()
     page = owner_client.get(reverse("entity_detail", args=[entity.public_id])).content.decode()
     assert all(f"/memories/{memory.public_id}/" in page for memory in many)
+
+
+def test_an_exploration_shows_two_edges_per_entity_each_naming_its_newest_memory(owner, index):
+    projects = [f"project:{name}" for name in ("amber", "birch", "cedar", "dune", "ember", "fjord")]
+    _older, newer = index(
+        services.memory_write(owner=owner, content="These projects share one release train.", tags=projects),
+        services.memory_write(owner=owner, content="These projects moved to the spring release train.", tags=projects),
+    )
+
+    view = graph_explore(owner=owner, entity="amber", limit=6)
+
+    assert {node.entity.name for node in view.nodes} == {project.partition(":")[2] for project in projects}
+    assert len(view.edges) == EDGES_PER_ENTITY * 6 < 15  # the strongest of the fifteen pairs
+    assert all(edge.memories == 2 and edge.memory_ids == [newer.public_id] for edge in view.edges)
 
 
 def test_bad_explore_arguments_are_clear_errors(owner, atlas):
