@@ -342,7 +342,8 @@ def graph_explore(
 ) -> GraphView:
     """The entities within `depth` steps of the entry points (the entity named `entity`, the one
     whose id is `entity_id`, or those of the best results for `query`), at most `limit` of them,
-    strongest links first; the edges among them (MAX_EDGES at most); and, within `max_tokens`
+    strongest links first; the strongest edges among them (EDGES_PER_ENTITY per entity, MAX_EDGES
+    at most), each naming its newest memory and note; and, within `max_tokens`
     (DEFAULT_MAX_TOKENS when not given), the entry points' own memories (from a query, its results
     mentioning them, best first) and then those behind the strongest edges (MAX_MEMORIES in all)."""
     if [entity, entity_id, query].count(None) != 2:
