@@ -401,7 +401,7 @@ def _explore(
     if entry_memories is None:
         entry_memories = entity_memories(owner=owner, entities=starts, limit=MAX_ENTRY_MEMORIES) if starts else []
     own = entry_memories[:MAX_ENTRY_MEMORIES]
-    graph = _graph(owner, entities, starts, max_edges=min(EDGES_PER_ENTITY * limit, MAX_EDGES))
+    graph = _graph(owner, entities, starts, max_edges=min(EDGES_PER_ENTITY * len(entities), MAX_EDGES))
     known = {memory.pk for memory in own}
     more = [memory_id for memory_id in graph.memory_ids if memory_id not in known][: MAX_MEMORIES - len(own)]
     read = memories_by_id(owner, more)

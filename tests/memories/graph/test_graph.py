@@ -250,7 +250,7 @@ def test_an_exploration_shows_two_edges_per_entity_each_naming_its_newest_memory
         services.memory_write(owner=owner, content="These projects moved to the spring release train.", tags=projects),
     )
 
-    view = graph_explore(owner=owner, entity="amber", limit=6)
+    view = graph_explore(owner=owner, entity="amber")  # up to 20 entities: six are there
 
     assert {node.entity.name for node in view.nodes} == {project.partition(":")[2] for project in projects}
     assert len(view.edges) == EDGES_PER_ENTITY * 6 < 15  # the strongest of the fifteen pairs
