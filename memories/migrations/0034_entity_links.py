@@ -77,19 +77,23 @@ GROUP BY source, target;
 """
 
 
-def _links_follow(name: str, table: str, owner: str, current: str, counts: str) -> str:
-    """The trigger function and triggers keeping the links of one mention table."""
+def _links_follow(name: str, table: str, owner: str, current: str, counts: str, statement=lambda text: text) -> str:
+    """The trigger function and triggers keeping the links of one mention table; `statement` turns
+    each of the function's statements into what it runs (memories/migrations/0035 runs them through
+    EXECUTE)."""
     removed_counts = ", ".join(f"-{count}" for count in counts.split(", "))
 
     def removed(unchanged: str) -> str:
-        return _REMOVED.format(
-            table=table, owner=owner, current=current, removed_counts=removed_counts, unchanged=unchanged
+        return statement(
+            _REMOVED.format(
+                table=table, owner=owner, current=current, removed_counts=removed_counts, unchanged=unchanged
+            )
         )
 
     return _FUNCTION.format(
         name=name,
         table=table,
-        added=_ADDED.format(table=table, owner=owner, current=current, counts=counts),
+        added=statement(_ADDED.format(table=table, owner=owner, current=current, counts=counts)),
         removed=removed(""),
         removed_of_update=removed(_LEFT_ALONE.format(owner=owner)),
     )
