@@ -23,7 +23,7 @@ from memories.indexing import lifecycle as indexing_lifecycle
 from memories.indexing import vectors
 from memories.indexing.chunking import Span
 from memories.indexing.lifecycle import MEMORIES, restamp_overdue
-from memories.indexing.queue import enqueue_compression, enqueue_indexing, indexing_batch_size
+from memories.indexing.queue import enqueue_compression, enqueue_indexing, enqueue_waiting_indexing, indexing_batch_size
 from memories.indexing.sequences import (
     context_readers,
     context_readers_of_inserted,
@@ -509,24 +509,32 @@ def _claim_for_indexing(first_id: int | None, limit: int) -> list[Memory]:
 
 def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> int:
     """Embed the given pending memories, plus other waiting ones up to `batch_size` a claim
-    (default: what one indexing task takes). Returns how many were indexed.
+    (default: what one indexing task takes); without ids, one claim of whatever waits. Returns how
+    many were indexed.
 
     Claims again while any of the given memories is still waiting: a claim also serves the other
     spaces in turn, and one made beside another worker's may get fewer memories than it asked for,
     so one claim need not take them all. Memories already indexed or held by another worker are
-    skipped."""
+    skipped. Writes queue no task while one waits to start (memories.indexing.queue), so a full
+    claim queues the next task before embedding (another worker claims the next batch meanwhile),
+    and a task that leaves memories waiting queues one for them."""
     batch_size = batch_size or indexing_batch_size()
     indexed = 0
     while True:
         first = indexing_lifecycle.first_waiting(MEMORIES, memory_ids) if memory_ids else None
         if memory_ids and first is None:
-            return indexed  # indexed, or another worker's claim holds them
+            break  # indexed, or another worker's claim holds them
         claimed = _claim_for_indexing(first, max(batch_size, len(memory_ids)))
         if not claimed:
-            return indexed
+            break
+        if len(claimed) >= batch_size:
+            enqueue_waiting_indexing()
         indexed += indexing_lifecycle.index_claimed(MEMORIES, claimed, _embed_and_store)
         if not memory_ids:
-            return indexed
+            break
+    if indexing_lifecycle.any_waiting(MEMORIES):
+        enqueue_waiting_indexing()
+    return indexed
 
 
 def _embed_and_store(memories: list[Memory]) -> int:

@@ -17,7 +17,7 @@ from memories.encryption.audit import sealed_audit
 from memories.encryption.rotation import rotation_continue
 from memories.graph import linking as graph
 from memories.indexing import lifecycle as indexing_lifecycle
-from memories.indexing import vector_indexes, vectors
+from memories.indexing import queue, vector_indexes, vectors
 from memories.notes import services as notes
 from memories.transfer import jobs
 
@@ -59,7 +59,10 @@ def load_embedding_model() -> None:
 
 @db_task(retries=2, retry_delay=30)
 def embed_memories_task(memory_ids: list[int]) -> int:
-    """Embed these memories (and other waiting ones, up to a batch)."""
+    """Embed these memories (and other waiting ones, up to a batch; without ids, one batch of
+    whatever waits). Writes from now on queue a task of their own: this one may have claimed
+    before they commit."""
+    queue.indexing_task_started()
     return services.memories_index(memory_ids=memory_ids)
 
 

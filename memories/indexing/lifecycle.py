@@ -99,6 +99,16 @@ def first_waiting(kind: Indexed, ids: list[int]) -> int | None:
     return next((row_id for row_id in ids if row_id in waiting), None)
 
 
+def any_waiting(kind: Indexed) -> bool:
+    """Whether some row waits for a worker (pending, no live lease)."""
+    statement = sql.SQL("SELECT EXISTS (SELECT 1 FROM {table} WHERE {waiting})").format(
+        table=sql.Identifier(kind.table), waiting=waiting_sql(kind)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement)
+        return bool(cursor.fetchone()[0])
+
+
 def index_claimed(kind: Indexed, claimed: list[Row], embed_and_store: Callable[[list[Row]], int]) -> int:
     """Embed and store claimed rows with `embed_and_store` (it returns how many it stored); after
     a failure, record it on the rows it belongs to. Returns how many were stored.

@@ -1,7 +1,8 @@
-"""memories.indexing.queue: work reaches the queue once the transaction commits, every sender hands an
-indexing task the same number of memories (what one task claims), and a write whose task cannot be
-queued (Redis stopped) is stored and answered all the same: the memory waits, pending, for the
-re-queue sweep. Answering an error would make the client retry and store it twice.
+"""memories.indexing.queue: work reaches the queue once the transaction commits; writes queue one
+indexing task while it waits to start (it names at most one claim of memories), and a task that
+finds a full claim, or leaves memories waiting, queues the next; a write whose task cannot be queued
+(Redis stopped) is stored and answered all the same: the memory waits, pending, for the re-queue
+sweep. Answering an error would make the client retry and store it twice.
 (tests/faults/test_production_on_redis.py stops a real Redis under a real server.)"""
 
 import logging
@@ -57,13 +58,76 @@ def test_nothing_is_sent_before_the_transaction_commits(db, sent, django_capture
     assert sent_ids(sent, "compress_memory_task") == [3]
 
 
-def test_an_indexing_task_takes_one_claim_of_memories(db, sent, tiny_batches, django_capture_on_commit_callbacks):
+def test_writes_queue_one_indexing_task_until_it_starts(db, sent, tiny_batches, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        queue.enqueue_indexing(list(range(1, 11)))
-    assert sent_ids(sent, "embed_memories_task") == [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10]]
+        queue.enqueue_indexing(list(range(1, 11)))  # one claim's worth named; its claim takes the others in turn
+        queue.enqueue_indexing([11])
+        queue.enqueue_indexing([12])
+    assert sent_ids(sent, "embed_memories_task") == [[1, 2, 3, 4]]
+
+    queue.indexing_task_started()  # its claim may be made before the next write commits
+    with django_capture_on_commit_callbacks(execute=True):
+        queue.enqueue_indexing([13])
+        queue.enqueue_indexing([14])
+    assert sent_ids(sent, "embed_memories_task") == [[1, 2, 3, 4], [13]]
 
 
-def test_the_sweep_queues_lost_memories_in_the_same_batches(
+def test_a_task_lost_before_it_started_does_not_hold_back_later_writes(db, sent, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        queue.enqueue_indexing([1])
+    assert sent.dequeue() is not None  # the consumer that took it was killed before it started: the mark stays
+    with django_capture_on_commit_callbacks(execute=True):
+        queue.enqueue_indexing([2])
+    assert sent_ids(sent, "embed_memories_task") == []
+
+    marked_at = sent.get(queue.INDEXING_TASK_QUEUED, peek=True)
+    sent.put(queue.INDEXING_TASK_QUEUED, marked_at - queue.QUEUED_TASK_LOST_SECONDS - 1)
+    with django_capture_on_commit_callbacks(execute=True):
+        queue.enqueue_indexing([3])
+        queue.enqueue_indexing([4])
+    assert sent_ids(sent, "embed_memories_task") == [[3]]  # its claim takes 1 and 2 with it
+
+
+def test_a_full_claim_queues_the_next_task_before_embedding(transactional_db, owner, sent, tiny_batches, monkeypatch):
+    written = [services.memory_write(owner=owner, content=f"Burst memory {n}.").pk for n in range(10)]
+    assert sent_ids(sent, "embed_memories_task") == [written[:1]]
+    assert sent.dequeue() is not None  # a consumer takes it
+    queue.indexing_task_started()
+
+    queued_while_embedding = []
+    embed_and_store = services._embed_and_store
+
+    def embed_and_store_watched(memories: list[Memory]) -> int:
+        queued_while_embedding.append(sent_ids(sent, "embed_memories_task"))
+        return embed_and_store(memories)
+
+    monkeypatch.setattr(services, "_embed_and_store", embed_and_store_watched)
+    assert services.memories_index(memory_ids=written[:1]) == tiny_batches
+    assert queued_while_embedding == [[[]]]  # another worker claims the next batch meanwhile
+    assert sent_ids(sent, "embed_memories_task") == [[]]  # still one task for the six left waiting
+    assert Memory.objects.filter(indexing_status=IndexingStatus.PENDING).count() == 10 - tiny_batches
+
+
+def test_a_task_whose_memories_another_worker_holds_queues_one_for_those_left_waiting(
+    owner, sent, django_capture_on_commit_callbacks
+):
+    held = services.memory_write(owner=owner, content="Held by another worker's claim.")
+    services.memory_write(owner=owner, content="Written while that worker embeds; its write found a task queued.")
+    assert [memory.pk for memory in services._claim_for_indexing(held.pk, 1)] == [held.pk]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.memories_index(memory_ids=[held.pk]) == 0
+    assert sent_ids(sent, "embed_memories_task") == [[]]
+
+
+def test_a_task_that_leaves_nothing_waiting_queues_none(owner, sent, django_capture_on_commit_callbacks):
+    memory = services.memory_write(owner=owner, content="The only memory waiting.")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.memories_index(memory_ids=[memory.pk]) == 1
+    assert sent_ids(sent, "embed_memories_task") == []
+
+
+def test_the_sweep_queues_a_task_for_lost_memories(
     owner, sent, tiny_batches, settings, django_capture_on_commit_callbacks
 ):
     settings.GNOSEM_REQUEUE_AFTER_SECONDS = 300
@@ -71,12 +135,11 @@ def test_the_sweep_queues_lost_memories_in_the_same_batches(
     Memory.objects.update(indexing_queued_at=timezone.now() - timedelta(hours=1))
     with django_capture_on_commit_callbacks(execute=True):  # a consumer runs it outside any transaction
         requeue_stale_memories_task.call_local()
-    batches = sent_ids(sent, "embed_memories_task")
-    assert [len(batch) for batch in batches] == [4, 4, 2]
-    assert sorted(memory_id for batch in batches for memory_id in batch) == sorted(lost)
+    (named,) = sent_ids(sent, "embed_memories_task")
+    assert len(named) == tiny_batches and set(named) <= set(lost)
 
 
-def test_an_import_queues_its_memories_in_the_same_batches(
+def test_an_import_queues_one_task_for_its_memories(
     owner, sent, tiny_batches, chat_server, django_capture_on_commit_callbacks
 ):
     document = {
@@ -89,7 +152,7 @@ def test_an_import_queues_its_memories_in_the_same_batches(
     }
     with django_capture_on_commit_callbacks(execute=True):
         import_memories(owner=owner, document=document)
-    assert [len(batch) for batch in sent_ids(sent, "embed_memories_task")] == [4, 4, 2]
+    assert [len(batch) for batch in sent_ids(sent, "embed_memories_task")] == [tiny_batches]
     long_memory = with_text(LONG_CONTENT, space__personal_of=owner)
     assert sent_ids(sent, "compress_memory_task") == [long_memory.pk]  # the one long enough, with a model on
 
