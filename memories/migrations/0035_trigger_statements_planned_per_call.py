@@ -1,9 +1,9 @@
 # The statement triggers that read a statement's transition tables (old_rows, new_rows) run each of
 # their statements through EXECUTE. PL/pgSQL keeps a statement's plan for the rest of the session,
 # and a statement without parameters is planned once, for the row counts of the first call: a
-# worker whose first update of memories touched one row then joined a later claim's 256 rows with
-# nested loops, 0.3 s a statement where a plan made for 256 rows takes 10 ms, and a bulk update of
-# thousands of rows far longer. EXECUTE plans each call for its own rows (about 0.1 ms more each).
+# worker whose first update of memories touched one row then joined every later claim's rows with
+# nested loops, in time growing with the square of their number
+# (docs/benchmarks.md, "Indexing tasks per write"). EXECUTE plans each call for its own rows.
 # Going back needs nothing: the functions do the same either way.
 
 import importlib
