@@ -23,7 +23,13 @@ from memories.indexing import lifecycle as indexing_lifecycle
 from memories.indexing import vectors
 from memories.indexing.chunking import Span
 from memories.indexing.lifecycle import MEMORIES, restamp_overdue
-from memories.indexing.queue import enqueue_compression, enqueue_indexing, enqueue_waiting_indexing, indexing_batch_size
+from memories.indexing.queue import (
+    enqueue_compression,
+    enqueue_indexing,
+    enqueue_next_claim,
+    enqueue_waiting_indexing,
+    indexing_batch_size,
+)
 from memories.indexing.sequences import (
     context_readers,
     context_readers_of_inserted,
@@ -528,7 +534,7 @@ def memories_index(*, memory_ids: list[int], batch_size: int | None = None) -> i
         if not claimed:
             break
         if len(claimed) >= batch_size:
-            enqueue_waiting_indexing()
+            enqueue_next_claim()
         indexed += indexing_lifecycle.index_claimed(MEMORIES, claimed, _embed_and_store)
         if not memory_ids:
             break

@@ -63,6 +63,15 @@ def enqueue_waiting_indexing() -> None:
     _send_on_commit("embed", [], unless=_indexing_task_queued)
 
 
+def enqueue_next_claim() -> None:
+    """While a full claim embeds, queue a task for the next one, so that another worker claims it
+    meanwhile. Not where tasks run as they are queued (GNOSEM_TASKS_IMMEDIATE): the next claim would
+    run first, inside this one, and newer memories would be compared for near-duplicates before the
+    older ones they restate were stored."""
+    if not TASKS["embed"].huey.immediate:
+        enqueue_waiting_indexing()
+
+
 def indexing_task_started() -> None:
     """An indexing task starts, before it claims: writes from now on queue a task of their own."""
     TASKS["embed"].huey.delete(INDEXING_TASK_QUEUED)
