@@ -144,8 +144,12 @@ GNOSEM_WORKER_NICENESS = env_int("GNOSEM_WORKER_NICENESS", 10, minimum=0, maximu
 # GNOSEM_EMBEDDING_BASE_URL, the name of a model that OpenAI-compatible endpoint serves
 # (memories.indexing.remote_embedding; a base URL without a model name fails check gnosem.E005).
 GNOSEM_EMBEDDING_MODEL = env_str("GNOSEM_EMBEDDING_MODEL", "default")
-GNOSEM_EMBEDDING_BATCH_SIZE = env_int("GNOSEM_EMBEDDING_BATCH_SIZE", 64, minimum=1, maximum=1024)
 GNOSEM_EMBEDDING_BASE_URL = env_url("GNOSEM_EMBEDDING_BASE_URL", ("http", "https"))
+# Texts per model call: small batches pad less on a CPU (docs/benchmarks.md, "Model batches"); an
+# endpoint is asked for more per request, each request costing a round trip.
+GNOSEM_EMBEDDING_BATCH_SIZE = env_int(
+    "GNOSEM_EMBEDDING_BATCH_SIZE", 16 if GNOSEM_EMBEDDING_BASE_URL is None else 64, minimum=1, maximum=1024
+)
 GNOSEM_EMBEDDING_API_KEY = env_str("GNOSEM_EMBEDDING_API_KEY")
 GNOSEM_EMBEDDING_TIMEOUT_SECONDS = env_float("GNOSEM_EMBEDDING_TIMEOUT_SECONDS", 30.0, minimum=0.1, maximum=600.0)
 # Search queries through ONNX Runtime (exported once into GNOSEM_DATA_DIR/models, checked against

@@ -220,6 +220,9 @@ class Memory(SealedModel):
     class Meta:
         indexes = [
             models.Index(fields=["space", "-created_at", "-id"], name="memory_space_newest"),
+            # A memory's predecessor and successor by the same client (memories.indexing.sequences):
+            # one probe each, whatever the planner believes of a space a burst of writes just filled.
+            models.Index(fields=["space", "written_by_digest", "-created_at", "-id"], name="memory_client_sequence"),
             models.Index(fields=["indexing_status", "indexing_queued_at"], name="memory_indexing_queue"),
             # The indexing claim serves spaces in turn (services._CLAIM_SQL): which wait, and each one's queue.
             models.Index(

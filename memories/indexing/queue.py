@@ -11,16 +11,15 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 
-from django.conf import settings
 from django.db import transaction
 from huey import Huey
 from huey.api import TaskWrapper
 
 logger = logging.getLogger(__name__)
 
-# A worker claims this many model batches at once when that many wait: the model then sorts the
-# whole claim by length (less padding) and the database writes are shared by more memories.
-CLAIM_BATCHES = 4
+# A worker claims this many memories at once when that many wait: the model then sorts the whole
+# claim by length (less padding) and the database writes are shared by more memories.
+CLAIM_MEMORIES = 256
 
 # While an indexing task is queued and has not started, writes queue no other: when it starts, its
 # claim takes their memories with whatever else waits, and a full claim queues the next task
@@ -46,8 +45,8 @@ def connect(
 
 
 def indexing_batch_size() -> int:
-    """How many memories one indexing task takes: CLAIM_BATCHES batches of the model."""
-    return settings.GNOSEM_EMBEDDING_BATCH_SIZE * CLAIM_BATCHES
+    """How many memories one indexing task takes (CLAIM_MEMORIES, read when called)."""
+    return CLAIM_MEMORIES
 
 
 def enqueue_indexing(memory_ids: Sequence[int]) -> None:

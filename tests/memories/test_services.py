@@ -13,7 +13,7 @@ from django.utils import timezone
 from accounts.spaces import personal_space_of
 from gnosem.errors import NotFound, ValidationError
 from memories import services
-from memories.indexing import embedding, vectors
+from memories.indexing import embedding, queue, vectors
 from memories.indexing import lifecycle as indexing_lifecycle
 from memories.indexing.lifecycle import MEMORIES
 from memories.indexing.sequences import embedding_pieces
@@ -408,8 +408,8 @@ class TestFairIndexing:
         assert services._claim_for_indexing(asked.pk, 1)[0].pk == asked.pk
 
 
-def test_retrying_failed_memories_works_in_batches_and_reports_progress(owner, settings, failed_memory):
-    settings.GNOSEM_EMBEDDING_BATCH_SIZE = 1  # batches of CLAIM_BATCHES (4) memories
+def test_retrying_failed_memories_works_in_batches_and_reports_progress(owner, monkeypatch, failed_memory):
+    monkeypatch.setattr(queue, "CLAIM_MEMORIES", 4)  # batches of four memories
     memories = [failed_memory(owner, f"note {i}") for i in range(6)]
     steps: list[int] = []
     assert indexing_lifecycle.retry_failed(MEMORIES, owner=owner, progress=steps.append) == 6

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 from huey import MemoryHuey, PriorityRedisHuey
@@ -40,11 +41,11 @@ def sent_ids(huey: MemoryHuey, task: str) -> list[list[int] | int]:
 
 
 @pytest.fixture
-def tiny_batches(settings) -> int:
-    """A model batch of one memory: an indexing task then takes CLAIM_BATCHES memories."""
-    settings.GNOSEM_EMBEDDING_BATCH_SIZE = 1
-    assert queue.indexing_batch_size() == queue.CLAIM_BATCHES == 4
-    return queue.CLAIM_BATCHES
+def tiny_batches(monkeypatch) -> int:
+    """An indexing task takes four memories."""
+    monkeypatch.setattr(queue, "CLAIM_MEMORIES", 4)
+    assert queue.indexing_batch_size() == 4
+    return 4
 
 
 def test_nothing_is_sent_before_the_transaction_commits(db, sent, django_capture_on_commit_callbacks):
@@ -106,6 +107,30 @@ def test_a_full_claim_queues_the_next_task_before_embedding(transactional_db, ow
     assert queued_while_embedding == [[[]]]  # another worker claims the next batch meanwhile
     assert sent_ids(sent, "embed_memories_task") == [[]]  # still one task for the six left waiting
     assert Memory.objects.filter(indexing_status=IndexingStatus.PENDING).count() == 10 - tiny_batches
+
+
+def test_tasks_run_as_queued_embed_claims_one_after_another_in_writing_order(
+    transactional_db, owner, tiny_batches, monkeypatch
+):
+    """Where tasks run as they are queued (tests, in-process benchmarks), a full claim queues no
+    task ahead of its own embedding: that task would run inside it, and newer memories would be
+    compared for near-duplicates before the older ones they restate were stored."""
+    batches: list[tuple[str, list[int]]] = []
+    embed_and_store = services._embed_and_store
+
+    def embed_and_store_logged(memories: list[Memory]) -> int:
+        ids = [memory.pk for memory in memories]
+        batches.append(("start", ids))
+        stored = embed_and_store(memories)
+        batches.append(("end", ids))
+        return stored
+
+    monkeypatch.setattr(services, "_embed_and_store", embed_and_store_logged)
+    with transaction.atomic():  # the first write's task runs when the burst commits
+        written = [services.memory_write(owner=owner, content=f"Burst memory {n}.").pk for n in range(10)]
+    claims = [written[start : start + tiny_batches] for start in range(0, 10, tiny_batches)]
+    assert batches == [(step, claim) for claim in claims for step in ("start", "end")]
+    assert not Memory.objects.filter(indexing_status=IndexingStatus.PENDING).exists()
 
 
 def test_a_task_whose_memories_another_worker_holds_queues_one_for_those_left_waiting(
