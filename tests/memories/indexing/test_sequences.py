@@ -1,15 +1,10 @@
 """memories.indexing.sequences: which memories one client wrote minutes apart, and the in-context reading a
 memory written right after another is also embedded as."""
 
-import json
-
 import numpy as np
-from django.db import connection
-from psycopg import sql
 
 from accounts.spaces import personal_space_of
 from memories import services
-from memories.indexing import sequences
 from memories.indexing.embedding import get_embedder
 from memories.indexing.sequences import sequence_neighbours
 from memories.models import Chunk
@@ -33,24 +28,6 @@ def test_memories_one_client_wrote_minutes_apart_are_neighbours(owner, stranger,
     assert neighbours[other_client.pk] == (None, None)
     assert neighbours[next_day.pk] == (None, None)
     assert sequence_neighbours(personal_space_of(stranger).pk, [first.pk]) == {}
-
-
-def test_a_predecessor_is_one_probe_of_the_client_sequence_index(owner, write_in_sequence):
-    """Whatever the planner's statistics say of the table (a burst of writes leaves them behind
-    for a while), finding each memory's predecessor reads the client's sequence from its own index
-    instead of sorting every memory the space has within the window."""
-    written = [write_in_sequence(owner, f"Step {n} of the migration.", n).pk for n in range(3)]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            sql.SQL("EXPLAIN (FORMAT JSON) {}").format(sequences._PREDECESSORS_SQL),
-            {"ids": written, "window": sequences.CONTEXT_WINDOW},
-        )
-        plan = json.dumps(cursor.fetchone()[0])
-        cursor.execute(sequences._PREDECESSORS_SQL, {"ids": written, "window": sequences.CONTEXT_WINDOW})
-        predecessors = dict(cursor.fetchall())
-    assert '"Index Name": "memory_client_sequence"' in plan
-    assert '"Node Type": "Sort"' not in plan
-    assert predecessors == {written[1]: written[0], written[2]: written[1]}
 
 
 def test_a_memory_written_right_after_another_is_also_embedded_in_its_context(owner, write_in_sequence):
