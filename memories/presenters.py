@@ -426,7 +426,10 @@ GRAPH_SCHEMA = _object(
         "edges": {
             "type": "array",
             "items": GRAPH_EDGE_SCHEMA,
-            "description": f"Strongest first: {EDGES_PER_ENTITY} per entity returned, at most {MAX_EDGES}.",
+            "description": (
+                f"Strongest first: {EDGES_PER_ENTITY} per entity returned, at most {MAX_EDGES}, always "
+                "including the one that links each entity to those nearer the entry."
+            ),
         },
         "memories": {
             "type": "array",

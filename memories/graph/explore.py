@@ -34,7 +34,8 @@ QUERY_ENTRY_POINTS = 3
 # assistant about 25 tokens to read, as much as a short memory: an edge names one, and its count.
 MEMORIES_PER_EDGE = 1
 RECENT_MENTIONS = 200
-# Edges returned, strongest first: EDGES_PER_ENTITY for each entity returned, MAX_EDGES at most.
+# Edges returned: EDGES_PER_ENTITY for each entity returned, MAX_EDGES at most (room enough for the
+# edge that joins each entity to the view), strongest first.
 # Memories read out in full, within the token budget (DEFAULT_MAX_TOKENS unless the caller gives
 # one): the entry points' own first, at most MAX_ENTRY_MEMORIES of them so the edges keep room,
 # then those of the strongest edges.
@@ -260,7 +261,10 @@ _NEIGHBOURS_SQL = f"""
 # notes, NULL, NULL, NULL, first seen, last seen, NULL) and ('note', NULL, ..., NULL, note ids
 # newest first, NULL, NULL, NULL). Weights and counts are the links' (an entity's link to itself
 # counts its own); what names an edge (how, memory and note ids) is read from the RECENT_MENTIONS
-# newest mentions of each entity by current memories, and from its notes' mentions.
+# newest mentions of each entity by current memories, and from its notes' mentions. The edges
+# kept (`edges` of them) are first the one joining each entity to the nearer entity (by `depths`,
+# steps from the entry points) it is most strongly linked to, so no entity is shown without what
+# brought it in, then the strongest of the rest.
 _GRAPH_SQL = f"""
     WITH nodes AS MATERIALIZED ({_REACHED_ENTITIES.format(ids="%(nodes)s")}),
     links AS MATERIALIZED (
@@ -273,7 +277,17 @@ _GRAPH_SQL = f"""
         WHERE l.memories > 0 OR l.notes > 0
     ),
     edges AS MATERIALIZED (
-        SELECT * FROM links WHERE source <> target ORDER BY weight DESC, source, target LIMIT %(edges)s
+        SELECT source, target, weight, memories, notes FROM (
+            SELECT l.*, a.depth <> b.depth AND row_number() OVER (
+                PARTITION BY CASE WHEN a.depth > b.depth THEN l.source ELSE l.target END, a.depth <> b.depth
+                ORDER BY l.weight DESC, l.source, l.target
+            ) = 1 AS joining
+            FROM links l
+            JOIN unnest(%(nodes)s::bigint[], %(depths)s::int[]) a (id, depth) ON a.id = l.source
+            JOIN unnest(%(nodes)s::bigint[], %(depths)s::int[]) b (id, depth) ON b.id = l.target
+            WHERE l.source <> l.target
+        ) ranked
+        ORDER BY joining DESC, weight DESC, source, target LIMIT %(edges)s
     ),
     recent AS MATERIALIZED (
         SELECT r.* FROM nodes n CROSS JOIN LATERAL (
@@ -342,10 +356,11 @@ def graph_explore(
 ) -> GraphView:
     """The entities within `depth` steps of the entry points (the entity named `entity`, the one
     whose id is `entity_id`, or those of the best results for `query`), at most `limit` of them,
-    strongest links first; the strongest edges among them (EDGES_PER_ENTITY per entity, MAX_EDGES
-    at most), each naming its newest memory and note; and, within `max_tokens`
-    (DEFAULT_MAX_TOKENS when not given), the entry points' own memories (from a query, its results
-    mentioning them, best first) and then those behind the strongest edges (MAX_MEMORIES in all)."""
+    strongest links first; the edges among them (EDGES_PER_ENTITY per entity, MAX_EDGES at most:
+    the one that brought each entity in, then the strongest), each naming its newest memory and
+    note; and, within `max_tokens` (DEFAULT_MAX_TOKENS when not given), the entry points' own
+    memories (from a query, its results mentioning them, best first) and then those behind the
+    strongest edges (MAX_MEMORIES in all)."""
     if [entity, entity_id, query].count(None) != 2:
         raise ValidationError(
             "entity",
@@ -401,7 +416,7 @@ def _explore(
     if entry_memories is None:
         entry_memories = entity_memories(owner=owner, entities=starts, limit=MAX_ENTRY_MEMORIES) if starts else []
     own = entry_memories[:MAX_ENTRY_MEMORIES]
-    graph = _graph(owner, entities, starts, max_edges=min(EDGES_PER_ENTITY * len(entities), MAX_EDGES))
+    graph = _graph(owner, depths, entities, starts, max_edges=min(EDGES_PER_ENTITY * len(entities), MAX_EDGES))
     known = {memory.pk for memory in own}
     more = [memory_id for memory_id in graph.memory_ids if memory_id not in known][: MAX_MEMORIES - len(own)]
     read = memories_by_id(owner, more)
@@ -465,12 +480,16 @@ class _Graph(NamedTuple):
     counts: dict[int, _Counts]
 
 
-def _graph(owner: Reach, entities: dict[int, Entity], entry: list[Entity], *, max_edges: int) -> _Graph:
-    """The strongest `max_edges` edges among `entities`, what is behind them, the notes mentioning
-    the `entry` points, and each entity's counts: one statement, and one more for the notes' titles."""
+def _graph(
+    owner: Reach, depths: dict[int, int], entities: dict[int, Entity], entry: list[Entity], *, max_edges: int
+) -> _Graph:
+    """`max_edges` edges among `entities` (`depths` steps from the `entry` points): the one joining
+    each to the view, then the strongest; what is behind them, the notes mentioning the `entry`
+    points, and each entity's counts: one statement, and one more for the notes' titles."""
     parameters: dict[str, int | list[int]] = {
         "spaces": owner.space_ids,
-        "nodes": list(entities),
+        "nodes": list(depths),
+        "depths": list(depths.values()),
         "entry": [entity.pk for entity in entry],
         "per_edge": MEMORIES_PER_EDGE,
         "recent": RECENT_MENTIONS,
