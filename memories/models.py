@@ -663,11 +663,18 @@ class Chunk(models.Model):
     )
 
     class Meta:
-        # The vector signal's first pass reads a space's signatures from this index alone.
+        # The vector signal's first pass reads a space's signatures from the first index alone; the
+        # near-duplicate check, which compares first chunks only, those of the second.
         indexes = [
             models.Index(
                 fields=["space", "model"], include=["id", "memory_id", "signature"], name="chunk_space_model_signature"
-            )
+            ),
+            models.Index(
+                fields=["space", "model"],
+                include=["id", "memory_id", "signature"],
+                condition=Q(position=0),
+                name="chunk_first_signature",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(fields=["memory", "model", "position"], name="chunk_unique_position"),

@@ -37,18 +37,20 @@ NEAR_DUPLICATE_MIN_SIMILARITY = 0.85
 # The share of the shorter memory's distinct search terms the other must hold too (same benchmark,
 # and the links it made between LoCoMo's conversation turns).
 NEAR_DUPLICATE_MIN_WORD_OVERLAP = 0.5
-# Chunks shortlisted by signature per memory before cosine (in-context readings among them).
+# Chunks shortlisted per memory before cosine: first chunks, by signature, in a space without an
+# HNSW index; any chunks (in-context readings among them), from the index, in a space with one.
 SHORTLIST = 30
 # Candidates a space's HNSW index keeps for that shortlist, far fewer than a search needs
 # (docs/benchmarks.md, "Scale": the near-duplicate check through the index).
 INDEXED_EF_SEARCH = 100
 
-# The fresh memory's nearest chunks of its space: by signature, or, for a space with an HNSW index
-# (memories.indexing.vector_indexes), from that index, which its predicate (the space's id as a constant)
-# and its expression let the planner read.
+# The fresh memory's nearest chunks of its space: the first chunks (only a first chunk can be an
+# original) by signature, read from their own index (models.Chunk), or, for a space with an HNSW
+# index (memories.indexing.vector_indexes), from that index, which its predicate (the space's id as
+# a constant) and its expression let the planner read.
 _SIGNATURE_SHORTLIST_SQL = sql.SQL("""
             SELECT s.id FROM memories_chunk s
-            WHERE s.space_id = f.space_id AND s.model = %(model)s AND s.memory_id <> f.id
+            WHERE s.space_id = f.space_id AND s.model = %(model)s AND s.position = 0 AND s.memory_id <> f.id
             ORDER BY s.signature <~> f.signature
             LIMIT %(shortlist)s""")
 _INDEXED_SHORTLIST_SQL = sql.SQL("""

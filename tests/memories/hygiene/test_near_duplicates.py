@@ -111,3 +111,28 @@ def test_a_restatement_must_keep_enough_of_the_words_too(pair, monkeypatch):
     near_duplicates.near_duplicates_link([restated.pk])
     restated.refresh_from_db()
     assert restated.duplicate_of == original
+
+
+def test_in_context_readings_take_no_place_among_the_candidates(owner, index, monkeypatch):
+    # The reply is also embedded in the context of the decision before it, a reading the retelling
+    # matches word for word; only a first chunk can be an original, so that reading is no candidate.
+    decision = "We moved the billing service to Postgres 16 last week."
+    original, reply = index(
+        services.memory_write(owner=owner, content=decision, written_by="cursor", created_at=START),
+        services.memory_write(
+            owner=owner, content="It went smoothly.", written_by="cursor", created_at=START + timedelta(minutes=1)
+        ),
+    )
+    assert reply.chunks.count() == 2  # itself, and read in context
+    monkeypatch.setattr(near_duplicates, "SHORTLIST", 1)
+
+    [retold] = index(
+        services.memory_write(
+            owner=owner,
+            content=f"{decision}\nIt went smoothly.",
+            written_by="claude code",
+            created_at=START + timedelta(days=2),
+        )
+    )
+
+    assert retold.duplicate_of == original
