@@ -266,9 +266,13 @@ _NEIGHBOURS_SQL = f"""
 # steps from the entry points) it is most strongly linked to, so no entity is shown without what
 # brought it in, then the strongest of the rest.
 _GRAPH_SQL = f"""
-    WITH nodes AS MATERIALIZED ({_REACHED_ENTITIES.format(ids="%(nodes)s")}),
+    WITH nodes AS MATERIALIZED (
+        SELECT d.id, d.depth FROM unnest(%(nodes)s::bigint[], %(depths)s::int[]) d (id, depth)
+        WHERE d.id IN ({_REACHED_ENTITIES.format(ids="%(nodes)s")})
+    ),
     links AS MATERIALIZED (
-        SELECT s.id AS source, t.id AS target, l.weight, l.memories, l.notes
+        SELECT s.id AS source, t.id AS target, s.depth AS source_depth, t.depth AS target_depth,
+               l.weight, l.memories, l.notes
         FROM nodes s JOIN nodes t ON t.id >= s.id
         CROSS JOIN LATERAL (
             SELECT round(sum(weight)::numeric, 6)::float8 AS weight, sum(memories) AS memories, sum(notes) AS notes
@@ -278,14 +282,12 @@ _GRAPH_SQL = f"""
     ),
     edges AS MATERIALIZED (
         SELECT source, target, weight, memories, notes FROM (
-            SELECT l.*, a.depth <> b.depth AND row_number() OVER (
-                PARTITION BY CASE WHEN a.depth > b.depth THEN l.source ELSE l.target END, a.depth <> b.depth
-                ORDER BY l.weight DESC, l.source, l.target
+            SELECT *, source_depth <> target_depth AND row_number() OVER (
+                PARTITION BY CASE WHEN source_depth > target_depth THEN source ELSE target END,
+                             source_depth <> target_depth
+                ORDER BY weight DESC, source, target
             ) = 1 AS joining
-            FROM links l
-            JOIN unnest(%(nodes)s::bigint[], %(depths)s::int[]) a (id, depth) ON a.id = l.source
-            JOIN unnest(%(nodes)s::bigint[], %(depths)s::int[]) b (id, depth) ON b.id = l.target
-            WHERE l.source <> l.target
+            FROM links WHERE source <> target
         ) ranked
         ORDER BY joining DESC, weight DESC, source, target LIMIT %(edges)s
     ),
